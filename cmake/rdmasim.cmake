@@ -1,0 +1,34 @@
+# rdmasim_library(NAME SOURCES ... DEPENDS ... TESTS ...)
+#
+# Declares a static library and, next to it, the tests that cover it: the test
+# sources are compiled into one test binary per library, linked with the
+# shared Catch2 main (compiled once), and registered with ctest by tag:
+#   [quick]      label "quick"     (seconds; run before every commit)
+#   [extensive]  label "extensive" (long; on demand, never in CI)
+#   anything else: no label        (runs in CI)
+function(rdmasim_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS;SYSTEM_INCLUDES;TESTS;TEST_DEPENDS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  if(ARG_SYSTEM_INCLUDES)
+    target_include_directories(${name} SYSTEM PUBLIC ${ARG_SYSTEM_INCLUDES})
+  endif()
+  target_link_libraries(${name} PUBLIC ${ARG_DEPENDS} PRIVATE rdmasim_warnings)
+  if(RDMASIM_BUILD_TESTS AND ARG_TESTS)
+    rdmasim_tests(${name}_tests SOURCES ${ARG_TESTS} DEPENDS ${name} ${ARG_TEST_DEPENDS})
+  endif()
+endfunction()
+
+function(rdmasim_tests target)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
+  list(TRANSFORM ARG_SOURCES PREPEND ${PROJECT_SOURCE_DIR}/)
+  add_executable(${target} ${ARG_SOURCES})
+  target_link_libraries(${target} PRIVATE rdmasim_catch_main ${ARG_DEPENDS} rdmasim_warnings)
+  target_compile_definitions(${target} PRIVATE
+    RDMASIM_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    RDMASIM_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  set(props WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
+  catch_discover_tests(${target} TEST_SPEC "[quick]" ${props} PROPERTIES LABELS quick)
+  catch_discover_tests(${target} TEST_SPEC "~[quick]~[extensive]" ${props})
+  catch_discover_tests(${target} TEST_SPEC "[extensive]" ${props} PROPERTIES LABELS extensive)
+endfunction()

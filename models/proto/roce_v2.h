@@ -1,0 +1,60 @@
+// RoCE v2 framing: which headers each kind of RoCE v2 packet carries
+// (REFERENCES.md §3.4: Ethernet [802.1Q] | IPv4/IPv6 | UDP:4791 | BTH |
+// extended headers | payload | ICRC | FCS, plus preamble and gap on the wire).
+#pragma once
+
+#include <cstdint>
+
+#include "models/proto/ib_transport.h"
+#include "models/proto/wire_format.h"
+
+namespace rdmasim {
+
+enum class IpVersion : uint8_t { kIpv4 = 4, kIpv6 = 6 };
+
+class RoceV2Format {
+ public:
+  RoceV2Format(IpVersion ip, bool vlan) {
+    base_ = HeaderSet{Header::kPreambleSfd, Header::kEthernet, Header::kUdp,          Header::kBth,
+                      Header::kIcrc,        Header::kFcs,      Header::kInterFrameGap}
+                .with(ip == IpVersion::kIpv6 ? Header::kIpv6 : Header::kIpv4);
+    if (vlan) base_ = base_.with(Header::kVlan);
+  }
+
+  // Data and request packets: RETH on WRITE first/only and READ request
+  // (IBA §9.3.3); AETH on READ response first/last/only (§9.3.5).
+  HeaderSet packet(RcOpcode op) const {
+    switch (op) {
+      case RcOpcode::kWriteFirst:
+      case RcOpcode::kWriteOnly:
+      case RcOpcode::kReadRequest:
+        return base_.with(Header::kReth);
+      case RcOpcode::kReadResponseFirst:
+      case RcOpcode::kReadResponseLast:
+      case RcOpcode::kReadResponseOnly:
+      case RcOpcode::kAcknowledge:
+        return base_.with(Header::kAeth);
+      case RcOpcode::kCnp:
+        return base_.with(Header::kCnpReserved);
+      default:
+        return base_;
+    }
+  }
+  HeaderSet ack() const { return packet(RcOpcode::kAcknowledge); }
+  HeaderSet cnp() const { return packet(RcOpcode::kCnp); }
+  // Wire bytes of a packet with `payload` bytes of RDMA payload.
+  uint32_t wire_bytes(RcOpcode op, uint32_t payload) const {
+    return packet(op).wire_bytes(payload);
+  }
+
+  // A PFC frame is an untagged MAC control frame (802.3 Annex 31D).
+  static constexpr HeaderSet pfc() {
+    return HeaderSet{Header::kPreambleSfd, Header::kEthernet, Header::kPfcControl, Header::kFcs,
+                     Header::kInterFrameGap};
+  }
+
+ private:
+  HeaderSet base_;
+};
+
+}  // namespace rdmasim

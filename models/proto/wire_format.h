@@ -1,0 +1,119 @@
+// The one declaration of every header rdmasim puts on a wire, with its size,
+// and the rule that turns a header stack plus payload into wire bytes.
+// Models build packets from these; nothing else invents packet sizes.
+//
+// Sources (see ../shared/validation/REFERENCES.md §3.1, §3.4, §3.5, §2.1):
+//  - Ethernet: IEEE 802.3 clause 3 (14-byte MAC header, 4-byte FCS, 64-byte
+//    minimum frame, 7+1 bytes preamble+SFD, 12-byte minimum inter-frame gap);
+//    802.1Q tag 4 bytes.
+//  - IPv4 20 (no options), IPv6 40, UDP 8 (RoCE v2 destination port 4791).
+//  - IBA Vol 1 ch. 9: BTH 12, RETH 16, AETH 4, ICRC 4; LRH 8, GRH 40, VCRC 2.
+//  - RoCE v2 CNP (IBA Annex A17.9.3): BTH (opcode 0x81) + 16 reserved bytes.
+//  - PFC (IEEE 802.1Qbb / 802.3 Annex 31D): MAC control opcode 0x0101,
+//    class-enable vector 2 bytes, eight 2-byte pause times.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace rdmasim {
+
+enum class Header : uint8_t {
+  kPreambleSfd,    // 8: Ethernet preamble (7) + start frame delimiter (1)
+  kEthernet,       // 14: destination MAC, source MAC, EtherType
+  kVlan,           // 4: IEEE 802.1Q tag (carries the PCP)
+  kIpv4,           // 20: IPv4 header without options
+  kIpv6,           // 40: IPv6 fixed header
+  kUdp,            // 8: UDP (RoCE v2: destination port 4791)
+  kBth,            // 12: IB base transport header
+  kReth,           // 16: RDMA extended transport header (WRITE first/only, READ request)
+  kAeth,           // 4: ACK extended transport header
+  kCnpReserved,    // 16: reserved bytes after the BTH of a RoCE v2 CNP
+  kIcrc,           // 4: invariant CRC
+  kFcs,            // 4: Ethernet frame check sequence
+  kInterFrameGap,  // 12: minimum Ethernet inter-frame gap
+  kPfcControl,     // 20: MAC control opcode (2), class-enable vector (2), 8 pause times (16)
+  kLrh,            // 8: IB local route header
+  kGrh,            // 40: IB global route header
+  kVcrc,           // 2: IB variant CRC
+  kCount
+};
+
+struct HeaderInfo {
+  std::string_view name;
+  uint16_t bytes;
+};
+
+inline constexpr std::array<HeaderInfo, static_cast<size_t>(Header::kCount)> kHeaderInfo{{
+    {"preamble+SFD", 8},
+    {"Ethernet", 14},
+    {"802.1Q", 4},
+    {"IPv4", 20},
+    {"IPv6", 40},
+    {"UDP", 8},
+    {"BTH", 12},
+    {"RETH", 16},
+    {"AETH", 4},
+    {"CNP reserved", 16},
+    {"ICRC", 4},
+    {"FCS", 4},
+    {"inter-frame gap", 12},
+    {"PFC MAC control", 20},
+    {"LRH", 8},
+    {"GRH", 40},
+    {"VCRC", 2},
+}};
+
+inline constexpr uint16_t kRoceV2UdpPort = 4791;
+// Smallest Ethernet frame, destination MAC through FCS; shorter frames are padded.
+inline constexpr uint32_t kEthernetMinFrame = 64;
+
+// A set of headers, one bit per Header.
+class HeaderSet {
+ public:
+  constexpr HeaderSet() = default;
+  constexpr HeaderSet(std::initializer_list<Header> hs) {
+    for (Header h : hs) bits_ |= bit(h);
+  }
+  constexpr explicit HeaderSet(uint32_t bits) : bits_(bits) {}
+  constexpr HeaderSet with(Header h) const { return HeaderSet(bits_ | bit(h)); }
+  constexpr HeaderSet without(Header h) const { return HeaderSet(bits_ & ~bit(h)); }
+  constexpr bool has(Header h) const { return (bits_ & bit(h)) != 0; }
+  constexpr uint32_t bits() const { return bits_; }
+  constexpr bool operator==(const HeaderSet&) const = default;
+
+  // Bytes of all headers in the set (no padding, no payload).
+  constexpr uint32_t header_bytes() const {
+    uint32_t sum = 0;
+    for (size_t i = 0; i < kHeaderInfo.size(); ++i) {
+      if ((bits_ >> i) & 1U) sum += kHeaderInfo[i].bytes;
+    }
+    return sum;
+  }
+
+  // Frame bytes as the receiving MAC counts them: for Ethernet, destination
+  // MAC through FCS, padded to the 64-byte minimum; for IB, LRH through VCRC.
+  constexpr uint32_t frame_bytes(uint32_t payload) const {
+    uint32_t frame = header_bytes() + payload;
+    if (has(Header::kPreambleSfd)) frame -= kHeaderInfo[size_t(Header::kPreambleSfd)].bytes;
+    if (has(Header::kInterFrameGap)) frame -= kHeaderInfo[size_t(Header::kInterFrameGap)].bytes;
+    if (has(Header::kEthernet) && frame < kEthernetMinFrame) frame = kEthernetMinFrame;
+    return frame;
+  }
+
+  // Bytes a link serializes: the frame plus, on Ethernet, preamble+SFD and
+  // the inter-frame gap (they occupy the wire as much as the frame does).
+  constexpr uint32_t wire_bytes(uint32_t payload) const {
+    uint32_t wire = frame_bytes(payload);
+    if (has(Header::kPreambleSfd)) wire += kHeaderInfo[size_t(Header::kPreambleSfd)].bytes;
+    if (has(Header::kInterFrameGap)) wire += kHeaderInfo[size_t(Header::kInterFrameGap)].bytes;
+    return wire;
+  }
+
+ private:
+  static constexpr uint32_t bit(Header h) { return 1U << static_cast<uint32_t>(h); }
+  uint32_t bits_ = 0;
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,60 @@
+// DelayLine: a FIFO that hands each packet back to its owner at a due time,
+// with one pending event for the whole line (STYLE.md #6). Links use it for
+// propagation; switches for their pipeline latency.
+//
+// Contract:
+//  1. Due times never decrease (push() uses now + a constant delay; push_at()
+//     asserts it), so packets leave in the order they entered.
+//  2. At most one event is pending: the departure of the oldest packet.
+//  3. A zero delay still goes through the queue (at the same picosecond, in
+//     the line's event class), which keeps event order identical whether or
+//     not a delay is configured; owners that want a direct call skip the line.
+#pragma once
+
+#include <cassert>
+
+#include "sim/event.h"
+#include "sim/packet.h"
+#include "sim/ring.h"
+#include "sim/simulation.h"
+
+namespace rdmasim {
+
+template <class Owner, void (Owner::*Deliver)(PacketHandle)>
+class DelayLine {
+ public:
+  DelayLine(Owner* owner, Simulation& sim, Time delay, EventClass cls, uint32_t tag)
+      : owner_(owner), sim_(sim), delay_(delay), event_(this, cls, tag) {}
+
+  Time delay() const { return delay_; }
+  size_t size() const { return ring_.size(); }
+
+  void push(PacketHandle p) { push_at(sim_.now() + delay_, std::move(p)); }
+  void push_at(Time due, PacketHandle p) {
+    assert(ring_.empty() || due >= last_due_);
+    last_due_ = due;
+    if (ring_.empty()) sim_.schedule(event_, due);
+    ring_.push_back(Entry{due, std::move(p)});
+  }
+
+ private:
+  struct Entry {
+    Time due;
+    PacketHandle packet;
+  };
+  void on_due() {
+    PacketHandle p = std::move(ring_.front().packet);
+    ring_.pop_front();
+    if (!ring_.empty()) sim_.schedule(event_, ring_.front().due);
+    (owner_->*Deliver)(std::move(p));
+  }
+
+  Owner* owner_;
+  Simulation& sim_;
+  Time delay_;
+  Time last_due_;
+  Ring<Entry> ring_;
+  MemberEvent<DelayLine, &DelayLine::on_due> event_;
+};
+
+}  // namespace rdmasim

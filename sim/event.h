@@ -1,0 +1,86 @@
+// Events: small intrusive records owned by the component that schedules them.
+//
+// Contract:
+//  1. An Event is owned by a component (usually as a member, see MemberEvent)
+//     and outlives every scheduling of it. Scheduling never allocates: the
+//     queue stores a pointer and the event stores its own heap position.
+//  2. An event is in the queue at most once. Scheduling one that is already
+//     scheduled is a bug (asserted); use Simulation::reschedule to move it.
+//  3. Events that fall on the same picosecond run in the total order
+//       (time, EventClass, source tag, sequence number)
+//     where the source tag is the owning component's stable id and the sequence
+//     number counts schedule() calls. The first three keys do not depend on how
+//     the network is partitioned; the last only orders events of one component.
+//  4. Events are neither copyable nor movable: the queue holds their address.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/units.h"
+
+namespace rdmasim {
+
+// Named priority classes for events at the same picosecond, lowest runs first.
+enum class EventClass : uint8_t {
+  // Link-level flow control (PFC pause/resume, IB credit updates) takes effect
+  // before any transmit decision at the same instant, as in hardware where the
+  // MAC applies a pause before it starts the next frame.
+  kFlowControl = 0,
+  // A packet's last bit arrives at a node. Runs before transmit decisions so
+  // that a transmitter choosing at time t sees every packet that arrived at t.
+  kDelivery = 1,
+  // Protocol timers (retransmission, ACK coalescing, DCQCN): they react to the
+  // state after this instant's arrivals.
+  kTimer = 2,
+  // A transmitter finished a frame and picks the next one.
+  kTransmit = 3,
+  // Traffic generators post work; after the fabric settled at this instant.
+  kTraffic = 4,
+  // Samplers observe the state after everything else at this instant changed it.
+  kSample = 5,
+  // Run control (stop time, progress, watchdogs) comes last.
+  kControl = 6,
+};
+
+class Simulation;
+
+class Event {
+ public:
+  using Handler = void (*)(Event&);
+
+  Event(EventClass cls, uint32_t tag, Handler handler) : handler_(handler), tag_(tag), cls_(cls) {}
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  bool scheduled() const { return heap_index_ >= 0; }
+  Time when() const { return when_; }
+  EventClass event_class() const { return cls_; }
+  uint32_t tag() const { return tag_; }
+  // Set once the owning component knows its stable id.
+  void set_tag(uint32_t tag) { tag_ = tag; }
+
+ private:
+  friend class EventQueue;
+  friend class Simulation;
+
+  Handler handler_;
+  Time when_;
+  int32_t heap_index_ = -1;
+  uint32_t tag_;
+  EventClass cls_;
+};
+
+// An event that calls `(owner->*Method)()`: the usual way a component owns its
+// events, e.g. `MemberEvent<Link, &Link::on_arrival> arrival_{this, ...};`.
+template <class T, void (T::*Method)()>
+class MemberEvent final : public Event {
+ public:
+  MemberEvent(T* owner, EventClass cls, uint32_t tag = 0)
+      : Event(cls, tag, &MemberEvent::thunk), owner_(owner) {}
+
+ private:
+  static void thunk(Event& e) { (static_cast<MemberEvent&>(e).owner_->*Method)(); }
+  T* owner_;
+};
+
+}  // namespace rdmasim

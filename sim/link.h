@@ -1,0 +1,67 @@
+// Link: one direction of a cable. It serializes frames at its rate and
+// delivers each one a fixed propagation delay after its last bit left.
+//
+// Contract:
+//  1. transmit() may be called only while the link is idle (the previous
+//     frame's last bit has left) and only in Phase::kRunning; it returns the
+//     time the frame's last bit leaves, at which the sender may send again.
+//  2. Frames arrive in the order sent (constant delay, one serializer), so the
+//     link keeps its in-flight frames in a DelayLine and has at most one
+//     pending event: the arrival of the oldest (STYLE.md #6).
+//  3. Serialization carries its rounding remainder (sim/units.h Serializer),
+//     so n back-to-back frames take the exact total time to within 1 ps.
+//  4. The delay must be positive: it is the lookahead that lets a topology be
+//     split across processes later.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sim/delay_line.h"
+#include "sim/event.h"
+#include "sim/packet.h"
+#include "sim/simulation.h"
+#include "sim/units.h"
+
+namespace rdmasim {
+
+class Node;
+
+struct LinkCounters {
+  uint64_t frames = 0;        // every frame serialized (a "packet-hop")
+  uint64_t data_frames = 0;   // frames that carry RDMA payload
+  int64_t wire_bytes = 0;     // bytes serialized, all frames
+  int64_t payload_bytes = 0;  // RDMA payload bytes serialized
+  Time busy;                  // total serialization time
+};
+
+class Link : public Component {
+ public:
+  Link(Simulation& sim, std::string name, BitRate rate, Time delay);
+
+  void connect(Node& to, uint32_t port) {
+    to_ = &to;
+    to_port_ = port;
+  }
+  Node* to() const { return to_; }
+  uint32_t to_port() const { return to_port_; }
+  BitRate rate() const { return serializer_.rate(); }
+  Time delay() const { return propagation_.delay(); }
+  bool idle() const { return sim().now() >= tx_end_; }
+  size_t in_flight() const { return propagation_.size(); }
+  const LinkCounters& counters() const { return counters_; }
+
+  Time transmit(PacketHandle p);
+
+ private:
+  void deliver(PacketHandle p);
+
+  Serializer serializer_;
+  Time tx_end_;
+  Node* to_ = nullptr;
+  uint32_t to_port_ = 0;
+  LinkCounters counters_;
+  DelayLine<Link, &Link::deliver> propagation_;
+};
+
+}  // namespace rdmasim

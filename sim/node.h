@@ -1,0 +1,78 @@
+// Node and Port: a node (NIC, switch) meets the rest of the network only
+// through its ports, each of which transmits onto one outgoing Link and
+// receives from one incoming Link.
+//
+// Contract:
+//  1. Ports are numbered 0..n-1 in the order they are added; the topology
+//     layer fixes that order (see docs/topologies.md), so numbering is stable.
+//  2. Egress is pull-based, as in a real MAC: when a port's transmitter is
+//     free it asks its node for the next frame (Node::next_packet). A node that
+//     gets something to send calls Port::wake(); the port then pulls at the
+//     same picosecond, in EventClass::kTransmit, i.e. after every packet that
+//     arrives at that instant has been received, so a scheduler choosing
+//     between queues sees them all.
+//  3. Backpressure (PFC, IB credits) is the node's business: next_packet()
+//     returns only what may be sent now, and the node calls wake() when
+//     something becomes sendable.
+//  4. Node::receive gets each packet once its last bit has arrived.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/event.h"
+#include "sim/packet.h"
+#include "sim/simulation.h"
+
+namespace rdmasim {
+
+class Link;
+class Node;
+
+class Port {
+ public:
+  Port(Node& owner, uint32_t index);
+  Port(const Port&) = delete;
+  Port& operator=(const Port&) = delete;
+
+  uint32_t index() const { return index_; }
+  Node& owner() const { return owner_; }
+  Link* link() const { return link_; }
+  void attach(Link& out) { link_ = &out; }
+  // The node has a frame to send; the transmitter pulls it if it is free.
+  void wake();
+  // True while a frame is being serialized (or a pull is pending).
+  bool busy() const { return tx_done_.scheduled(); }
+
+ private:
+  void on_tx_done();
+
+  Node& owner_;
+  uint32_t index_;
+  Link* link_ = nullptr;
+  MemberEvent<Port, &Port::on_tx_done> tx_done_;
+};
+
+class Node : public Component {
+ public:
+  Node(Simulation& sim, std::string name) : Component(sim, std::move(name)) {}
+
+  Port& add_port() {
+    ports_.push_back(std::make_unique<Port>(*this, static_cast<uint32_t>(ports_.size())));
+    return *ports_.back();
+  }
+  Port& port(uint32_t i) const { return *ports_[i]; }
+  uint32_t num_ports() const { return static_cast<uint32_t>(ports_.size()); }
+
+  // A packet's last bit arrived on `port`.
+  virtual void receive(uint32_t port, PacketHandle p) = 0;
+  // The transmitter of `port` is free: the next frame to send, or none.
+  virtual PacketHandle next_packet(uint32_t port) = 0;
+
+ private:
+  std::vector<std::unique_ptr<Port>> ports_;
+};
+
+}  // namespace rdmasim

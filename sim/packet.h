@@ -1,0 +1,149 @@
+// Packets: fixed-size records from a pool owned by the Simulation.
+//
+// Contract:
+//  1. A Packet is created only by PacketPool::make() and owned by exactly one
+//     PacketHandle at a time; ownership moves through Link::transmit and
+//     Node::receive. Destroying the handle returns the packet to its pool.
+//  2. The fields a switch reads on every hop (size, destination, priority,
+//     ECN, flow hash) sit in the first cache line; transport fields follow.
+//     There are no virtual functions: the protocol is a tag (kind + header set)
+//     and the protocol fields are plain members.
+//  3. wire_bytes is computed once, from the header stack, when the packet is
+//     built (models/proto/wire_format.h); nothing else invents sizes.
+//  4. Packet ids are assigned by the pool in creation order, so they are
+//     deterministic for a given scenario and seed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "sim/units.h"
+
+namespace rdmasim {
+
+class PacketPool;
+
+enum class PacketKind : uint8_t {
+  kData = 0,  // carries RDMA payload (WRITE/SEND/READ response)
+  kAck = 1,   // RC acknowledgement (AETH)
+  kNak = 2,   // RC negative acknowledgement (AETH with NAK syndrome)
+  kCnp = 3,   // RoCE v2 congestion notification packet
+  kPfc = 4,   // IEEE 802.1Qbb priority flow control frame
+  kReadRequest = 5,
+};
+
+// Bit flags on a packet.
+enum PacketFlag : uint8_t {
+  kFlagAckReq = 1 << 0,      // BTH AckReq: the responder acknowledges at once
+  kFlagFirst = 1 << 1,       // first packet of a message
+  kFlagLast = 1 << 2,        // last packet of a message
+  kFlagRetransmit = 1 << 3,  // sent again by loss recovery
+};
+
+struct alignas(64) Packet {
+  // ---- cache line 0: read on every hop ----
+  uint32_t wire_bytes;     // bytes the link serializes (incl. preamble+SFD and IFG for Ethernet)
+  uint32_t payload_bytes;  // RDMA payload carried
+  uint32_t src;            // source host id (the packet's IP address, in effect)
+  uint32_t dst;            // destination host id: the routing key
+  uint32_t flow_hash;      // ECMP entropy; RoCE v2 puts it in the UDP source port
+  uint32_t headers;        // set of headers on the wire (models/proto/wire_format.h)
+  PacketKind kind;
+  uint8_t priority;       // traffic class 0..7 (DSCP/PCP mapped) or IB SL
+  uint8_t ecn;            // IP ECN field: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE
+  uint8_t flags;          // PacketFlag bits
+  uint8_t opcode;         // BTH opcode
+  uint8_t aeth_syndrome;  // AETH syndrome on ACK/NAK
+  uint16_t reserved0;
+  uint64_t id;   // unique per simulation, in creation order
+  Time created;  // when the packet was built
+  // ---- transport fields ----
+  uint32_t src_qpn;
+  uint32_t dst_qpn;     // BTH DestQP
+  uint32_t psn;         // BTH PSN (24 bits)
+  uint32_t msn;         // AETH MSN (24 bits)
+  uint64_t message_id;  // which message (WQE) this packet belongs to
+  uint16_t pfc_class_enable;
+  uint16_t pfc_quanta[8];
+
+  // ---- pool linkage ----
+  PacketPool* pool;
+  Packet* next_free;
+};
+
+// Move-only owner of a pooled packet.
+class PacketHandle {
+ public:
+  PacketHandle() = default;
+  explicit PacketHandle(Packet* p) : p_(p) {}
+  PacketHandle(PacketHandle&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  PacketHandle& operator=(PacketHandle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      p_ = std::exchange(o.p_, nullptr);
+    }
+    return *this;
+  }
+  PacketHandle(const PacketHandle&) = delete;
+  PacketHandle& operator=(const PacketHandle&) = delete;
+  ~PacketHandle() { reset(); }
+
+  Packet* operator->() const { return p_; }
+  Packet& operator*() const { return *p_; }
+  Packet* get() const { return p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+  inline void reset();
+
+ private:
+  Packet* p_ = nullptr;
+};
+
+// A free-list pool of packets. Memory grows in chunks and is never returned
+// to the system before the pool dies, so steady state allocates nothing.
+class PacketPool {
+ public:
+  PacketPool() = default;
+  PacketPool(const PacketPool&) = delete;
+  PacketPool& operator=(const PacketPool&) = delete;
+
+  // A zeroed packet with a fresh id and creation time.
+  PacketHandle make(Time now) {
+    if (free_ == nullptr) grow();
+    Packet* p = free_;
+    free_ = p->next_free;
+    *p = Packet{};
+    p->pool = this;
+    p->id = next_id_++;
+    p->created = now;
+    ++live_;
+    return PacketHandle(p);
+  }
+  void release(Packet* p) {
+    p->next_free = free_;
+    free_ = p;
+    --live_;
+  }
+  int64_t live() const { return live_; }
+  int64_t capacity() const { return static_cast<int64_t>(chunks_.size()) * kChunk; }
+  uint64_t created() const { return next_id_; }
+
+ private:
+  static constexpr int kChunk = 4096;
+  void grow();
+
+  std::vector<std::unique_ptr<Packet[]>> chunks_;
+  Packet* free_ = nullptr;
+  uint64_t next_id_ = 0;
+  int64_t live_ = 0;
+};
+
+inline void PacketHandle::reset() {
+  if (p_ != nullptr) {
+    p_->pool->release(p_);
+    p_ = nullptr;
+  }
+}
+
+}  // namespace rdmasim

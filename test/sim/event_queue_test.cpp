@@ -1,0 +1,64 @@
+#include "test/support/catch_units.h"
+
+#include <vector>
+
+#include "sim/event_queue.h"
+#include "sim/rng.h"
+
+using namespace rdmasim;
+
+namespace {
+void noop(Event&) {}
+}  // namespace
+
+TEST_CASE("events pop in (time, class, tag, sequence) order", "[quick][event]") {
+  EventQueue q;
+  Event late(EventClass::kTransmit, 1, noop);
+  Event early(EventClass::kTransmit, 9, noop);
+  Event same_time_lower_class(EventClass::kDelivery, 9, noop);
+  Event tag2_scheduled_later(EventClass::kTransmit, 2, noop);
+  Event tag2_scheduled_first(EventClass::kTransmit, 2, noop);
+  Event flow_control(EventClass::kFlowControl, 100, noop);
+
+  q.push(late, Time::ns(20));
+  q.push(tag2_scheduled_first, Time::ns(10));  // scheduled first: earlier sequence
+  q.push(early, Time::ns(10));
+  q.push(tag2_scheduled_later, Time::ns(10));
+  q.push(same_time_lower_class, Time::ns(10));
+  q.push(flow_control, Time::ns(10));
+
+  std::vector<Event*> order;
+  while (!q.empty()) order.push_back(q.pop());
+  REQUIRE(order.size() == 6);
+  CHECK(order[0] == &flow_control);
+  CHECK(order[1] == &same_time_lower_class);
+  CHECK(order[2] == &tag2_scheduled_first);  // same key: sequence decides
+  CHECK(order[3] == &tag2_scheduled_later);  // tag 2, sequence 3
+  CHECK(order[4] == &early);                 // tag 9
+  CHECK(order[5] == &late);
+}
+
+TEST_CASE("erase keeps the heap ordered", "[quick][event]") {
+  EventQueue q;
+  RngStream rng(7, "test");
+  std::vector<std::unique_ptr<Event>> events;
+  for (int i = 0; i < 500; ++i) {
+    events.push_back(std::make_unique<Event>(EventClass::kTimer, i, noop));
+    q.push(*events.back(), Time::ps(static_cast<int64_t>(rng.uniform(1000))));
+  }
+  // Cancel every third event.
+  for (int i = 0; i < 500; i += 3) {
+    q.erase(*events[i]);
+    CHECK_FALSE(events[i]->scheduled());
+  }
+  Time last;
+  size_t popped = 0;
+  while (!q.empty()) {
+    Event* e = q.pop();
+    CHECK(e->when() >= last);
+    CHECK(e->tag() % 3 != 0);
+    last = e->when();
+    ++popped;
+  }
+  CHECK(popped == 500 - 167);
+}

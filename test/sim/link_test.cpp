@@ -1,0 +1,96 @@
+#include "test/support/catch_units.h"
+
+#include <vector>
+
+#include "sim/link.h"
+#include "sim/node.h"
+
+using namespace rdmasim;
+
+namespace {
+
+// Sends `count` frames of `bytes` wire bytes back to back from t = 0.
+class Source : public Node {
+ public:
+  Source(Simulation& sim, std::string name, int count, uint32_t bytes)
+      : Node(sim, std::move(name)), left_(count), bytes_(bytes) {
+    add_port();
+  }
+  void setup() override { port(0).wake(); }
+  void receive(uint32_t, PacketHandle) override {}
+  PacketHandle next_packet(uint32_t) override {
+    if (left_ == 0) return {};
+    --left_;
+    PacketHandle p = sim().make_packet();
+    p->wire_bytes = bytes_;
+    p->kind = PacketKind::kData;
+    p->payload_bytes = bytes_ / 2;
+    starts.push_back(sim().now());
+    return p;
+  }
+  std::vector<Time> starts;
+
+ private:
+  int left_;
+  uint32_t bytes_;
+};
+
+class Sink : public Node {
+ public:
+  Sink(Simulation& sim, std::string name) : Node(sim, std::move(name)) { add_port(); }
+  void receive(uint32_t, PacketHandle p) override {
+    arrivals.push_back(sim().now());
+    ids.push_back(p->id);
+    max_pending = std::max(max_pending, sim().pending_events());
+  }
+  PacketHandle next_packet(uint32_t) override { return {}; }
+  std::vector<Time> arrivals;
+  std::vector<uint64_t> ids;
+  size_t max_pending = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a link serializes back to back and delivers after the delay", "[quick][link]") {
+  Simulation sim;
+  const int n = 1000;
+  const uint32_t frame = 4178;
+  auto& src = sim.add<Source>("src", n, frame);
+  auto& dst = sim.add<Sink>("dst");
+  auto& link = sim.add<Link>("src->dst", BitRate::gbps(100), Time::us(1));
+  src.port(0).attach(link);
+  link.connect(dst, 0);
+  sim.run();
+
+  // Serialization of 4178 bytes at 100 Gb/s: 4178 * 8 / 1e11 s = 334.24 ns.
+  const Time ser = Time::ps(4178LL * 8 * 10);
+  REQUIRE(dst.arrivals.size() == n);
+  for (int i = 0; i < n; ++i) {
+    CHECK(src.starts[i] == ser * i);
+    CHECK(dst.arrivals[i] == ser * (i + 1) + Time::us(1));
+    CHECK(dst.ids[i] == static_cast<uint64_t>(i));  // FIFO
+  }
+  CHECK(link.counters().frames == n);
+  CHECK(link.counters().wire_bytes == int64_t{n} * frame);
+  CHECK(link.counters().payload_bytes == int64_t{n} * (frame / 2));
+  CHECK(link.counters().busy == ser * n);
+  // One pending event for the link's in-flight frames plus the transmitter's.
+  CHECK(dst.max_pending <= 2);
+  // Every packet went back to the pool.
+  CHECK(sim.packet_pool().live() == 0);
+}
+
+TEST_CASE("a link at a rate that does not divide a byte keeps exact total time", "[quick][link]") {
+  Simulation sim;
+  const int n = 10'000;
+  auto& src = sim.add<Source>("src", n, 1500);
+  auto& dst = sim.add<Sink>("dst");
+  const BitRate rate = BitRate::bps(25'781'250'000);  // EDR lane signalling rate
+  auto& link = sim.add<Link>("l", rate, Time::ns(5));
+  src.port(0).attach(link);
+  link.connect(dst, 0);
+  sim.run();
+  const __int128 exact_total_ps =
+      static_cast<__int128>(1500) * 8 * n * 1'000'000'000'000 / rate.in_bps();
+  CHECK(dst.arrivals.back() - Time::ns(5) == Time::ps(static_cast<int64_t>(exact_total_ps)));
+}

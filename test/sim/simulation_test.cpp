@@ -1,0 +1,88 @@
+#include "test/support/catch_units.h"
+
+#include <vector>
+
+#include "sim/simulation.h"
+
+using namespace rdmasim;
+
+namespace {
+
+// A component that fires a timer n times, every `period`, logging the times.
+class Ticker : public Component {
+ public:
+  Ticker(Simulation& sim, std::string name, Time period, int n, std::vector<std::string>* log)
+      : Component(sim, std::move(name)),
+        period_(period),
+        left_(n),
+        log_(log),
+        tick_(this, EventClass::kTimer, id()) {}
+  void setup() override { sim().schedule_in(tick_, period_); }
+  void on_tick() {
+    log_->push_back(name() + "@" + to_string(sim().now()));
+    if (--left_ > 0) sim().schedule_in(tick_, period_);
+  }
+
+ private:
+  Time period_;
+  int left_;
+  std::vector<std::string>* log_;
+  MemberEvent<Ticker, &Ticker::on_tick> tick_;
+};
+
+}  // namespace
+
+TEST_CASE("simulation dispatches member events in time and id order", "[quick][simulation]") {
+  std::vector<std::string> log;
+  Simulation sim;
+  sim.add<Ticker>("a", Time::ns(10), 3, &log);
+  sim.add<Ticker>("b", Time::ns(15), 2, &log);
+  CHECK(sim.run() == RunEnd::kIdle);
+  // At 30ns both fire; "a" was created first, so it has the smaller tag.
+  CHECK(log == std::vector<std::string>{"a@10ns", "b@15ns", "a@20ns", "a@30ns", "b@30ns"});
+  CHECK(sim.now() == Time::ns(30));
+  CHECK(sim.events_dispatched() == 5);
+}
+
+TEST_CASE("run stops at the stop time and can continue", "[quick][simulation]") {
+  std::vector<std::string> log;
+  Simulation sim;
+  sim.add<Ticker>("a", Time::ns(10), 5, &log);
+  CHECK(sim.run(Time::ns(25)) == RunEnd::kTimeLimit);
+  CHECK(sim.now() == Time::ns(25));
+  CHECK(log.size() == 2);
+  CHECK(sim.run() == RunEnd::kIdle);
+  CHECK(log.size() == 5);
+}
+
+TEST_CASE("two simulations in one process do not interact", "[quick][simulation]") {
+  std::vector<std::string> log1, log2;
+  Simulation s1(1), s2(2);
+  s1.add<Ticker>("x", Time::ns(7), 4, &log1);
+  s2.add<Ticker>("x", Time::ns(7), 4, &log2);
+  s1.run(Time::ns(14));
+  s2.run();
+  s1.run();
+  CHECK(log1 == log2);
+  CHECK(s1.fingerprint() == s2.fingerprint());
+  CHECK(s1.fingerprint() != 0);
+}
+
+TEST_CASE("the fingerprint changes when the event order changes", "[quick][simulation]") {
+  std::vector<std::string> log;
+  Simulation a, b;
+  a.add<Ticker>("x", Time::ns(10), 2, &log);
+  a.add<Ticker>("y", Time::ns(10), 2, &log);
+  b.add<Ticker>("x", Time::ns(10), 2, &log);
+  b.add<Ticker>("y", Time::ns(11), 2, &log);
+  a.run();
+  b.run();
+  CHECK(a.fingerprint() != b.fingerprint());
+}
+
+TEST_CASE("components cannot be added once the simulation is set up", "[quick][simulation]") {
+  std::vector<std::string> log;
+  Simulation sim;
+  sim.setup();
+  CHECK_THROWS_AS(sim.add<Ticker>("late", Time::ns(1), 1, &log), std::logic_error);
+}
