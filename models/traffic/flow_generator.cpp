@@ -1,0 +1,61 @@
+#include "models/traffic/flow_generator.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "sim/hash.h"
+
+namespace rdmasim {
+
+FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<FlowSpec> flows,
+                             const std::vector<RdmaNic*>& nics)
+    : Component(sim, std::move(name)),
+      flows_(std::move(flows)),
+      nics_(nics),
+      start_(this, EventClass::kTraffic, id()) {
+  records_.resize(flows_.size());
+  qpn_.resize(flows_.size());
+  for (uint32_t i = 0; i < flows_.size(); ++i) {
+    const FlowSpec& f = flows_[i];
+    RdmaNic& src = *nics_[f.src];
+    RdmaNic& dst = *nics_[f.dst];
+    const uint32_t qs = src.create_qp();
+    const uint32_t qd = dst.create_qp();
+    // RoCE v2 NICs derive the UDP source port from the QP: a 16-bit value
+    // that gives every QP its own ECMP entropy.
+    const auto sport = static_cast<uint32_t>(mix64((uint64_t{f.src} << 32) | qs) & 0xFFFF);
+    src.qp(qs).connect(f.dst, qd, sport);
+    dst.qp(qd).connect(f.src, qs, sport);
+    qpn_[i] = qs;
+    records_[i].id = i;
+  }
+  for (RdmaNic* nic : nics_) nic->set_completion_handler(this);
+  order_.resize(flows_.size());
+  std::iota(order_.begin(), order_.end(), 0);
+  std::stable_sort(order_.begin(), order_.end(),
+                   [&](uint32_t a, uint32_t b) { return flows_[a].start < flows_[b].start; });
+}
+
+void FlowGenerator::setup() {
+  if (!order_.empty()) sim().schedule(start_, flows_[order_[0]].start);
+}
+
+void FlowGenerator::on_start() {
+  const Time now = sim().now();
+  while (next_ < order_.size() && flows_[order_[next_]].start == now) {
+    const uint32_t i = order_[next_++];
+    const FlowSpec& f = flows_[i];
+    nics_[f.src]->post(qpn_[i], WorkRequest{i, f.op, f.bytes});
+  }
+  if (next_ < order_.size()) sim().schedule(start_, flows_[order_[next_]].start);
+}
+
+void FlowGenerator::on_send_completion(uint32_t /*host*/, const Completion& c) {
+  FlowRecord& r = records_[c.wr_id];
+  r.first_tx = c.first_tx;
+  r.finish = c.completed;
+  r.done = true;
+  if (++completed_ == flows_.size()) sim().request_stop();
+}
+
+}  // namespace rdmasim

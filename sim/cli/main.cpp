@@ -1,0 +1,167 @@
+// The rdmasim command line (docs/cli.md). Exit codes: 0 complete or time
+// limit, 1 internal error, 2 bad input, 3 no progress.
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "sim/cli/progress.h"
+#include "sim/output/summary.h"
+#include "sim/output/trace_writer.h"
+#include "sim/output/version.h"
+#include "sim/scenario/runner.h"
+#include "sim/scenario/scenario_error.h"
+
+namespace po = boost::program_options;
+using namespace rdmasim;
+
+namespace {
+
+constexpr int kExitInternal = 1;
+constexpr int kExitBadInput = 2;
+
+const char* kUsage =
+    "usage: rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--quiet]\n"
+    "       rdmasim validate FILE [--set PATH=VALUE]... [--seed N]\n"
+    "       rdmasim --version | --help\n";
+
+int bad_input(const std::string& line) {
+  std::cerr << "rdmasim: error: " << line << "\n";
+  return kExitBadInput;
+}
+
+struct Args {
+  std::string command;
+  std::string file;
+  std::string out;
+  std::vector<std::string> sets;
+  std::optional<uint64_t> seed;
+  bool quiet = false;
+};
+
+po::options_description options_for(const std::string& command) {
+  po::options_description opts;
+  opts.add_options()("file", po::value<std::string>(), "scenario file")(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "override a scenario key: PATH=VALUE (repeatable)")("seed", po::value<uint64_t>(),
+                                                          "override the scenario's seed");
+  if (command == "run") {
+    opts.add_options()("out", po::value<std::string>(), "folder for every artefact of the run")(
+        "quiet,q", po::bool_switch(), "print nothing but errors");
+  }
+  return opts;
+}
+
+Args parse(const std::string& command, int argc, char** argv) {
+  po::options_description opts = options_for(command);
+  po::positional_options_description pos;
+  pos.add("file", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
+  po::notify(vm);
+  Args a;
+  a.command = command;
+  if (!vm.count("file"))
+    throw ScenarioError(command + ": missing scenario FILE (expected e.g. rdmasim " + command +
+                        " scenarios/quickstart.json)");
+  a.file = vm["file"].as<std::string>();
+  if (vm.count("set")) a.sets = vm["set"].as<std::vector<std::string>>();
+  if (vm.count("seed")) a.seed = vm["seed"].as<uint64_t>();
+  if (vm.count("out")) a.out = vm["out"].as<std::string>();
+  if (vm.count("quiet")) a.quiet = vm["quiet"].as<bool>();
+  return a;
+}
+
+Scenario load(const Args& a) {
+  LoadOptions lo;
+  lo.overrides = a.sets;
+  if (a.seed) lo.overrides.push_back("seed=" + std::to_string(*a.seed));
+  lo.output_dir = a.out;
+  return load_scenario_file(a.file, lo);
+}
+
+int run(const Args& a) {
+  const Scenario sc = load(a);
+  namespace fs = std::filesystem;
+  const fs::path dir(sc.output.dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    return bad_input("output.dir: cannot create \"" + sc.output.dir + "\": " + ec.message() +
+                     " (expected a writable folder)");
+  }
+  // Outputs of an earlier run must not pass for this run's if it fails.
+  const fs::path summary_path = dir / "summary.json";
+  const fs::path trace_path = dir / "trace.h5";
+  fs::remove(summary_path, ec);
+  fs::remove(trace_path, ec);
+
+  RunOptions ro;
+  ProgressLine progress;
+  const bool show_progress = !a.quiet && isatty(STDERR_FILENO) != 0;
+  if (show_progress) ro.progress = [&](const Progress& p) { progress.update(p); };
+  const RunResult r = run_scenario(sc, ro);
+  progress.clear();
+
+  if (sc.output.trace) write_trace(trace_path.string(), sc, r);
+  // The summary is written last: its presence means the run's outputs are whole.
+  write_file_atomic(summary_path.string(), summary_json(sc, r));
+  if (!a.quiet) {
+    std::cout << human_summary(sc, r);
+    std::cout << "  wrote " << summary_path.string();
+    if (sc.output.trace) std::cout << ", " << trace_path.string();
+    std::cout << "\n";
+  }
+  if (r.status == RunStatus::kStalled) {
+    std::cerr << "rdmasim: no progress: the event queue emptied with " << r.flows.size()
+              << " flows posted and not all complete\n";
+  }
+  return exit_code(r.status);
+}
+
+int validate(const Args& a) {
+  const Scenario sc = load(a);
+  size_t switches = sc.topology.nodes().size() - sc.topology.num_hosts();
+  std::cout << a.file << ": ok: \"" << sc.name << "\", " << sc.topology.num_hosts() << " hosts, "
+            << switches << " switches, " << sc.topology.links().size() << " links, "
+            << sc.flows.size() << " flows; scenario hash " << sc.hash << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return kExitBadInput;
+  }
+  const std::string command = argv[1];
+  if (command == "--version" || command == "-V") {
+    std::cout << "rdmasim " << version() << " (" << git_revision() << ")\n";
+    return 0;
+  }
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kUsage << "\n"
+              << options_for("run") << "\nSee docs/scenario.md for the scenario format.\n";
+    return 0;
+  }
+  if (command != "run" && command != "validate") {
+    return bad_input("unknown command \"" + command +
+                     "\" (expected run, validate, --version or --help)");
+  }
+  try {
+    const Args a = parse(command, argc - 1, argv + 1);
+    return command == "run" ? run(a) : validate(a);
+  } catch (const ScenarioError& e) {
+    return bad_input(e.what());
+  } catch (const po::error& e) {
+    return bad_input(std::string(e.what()) + " (see rdmasim --help)");
+  } catch (const std::exception& e) {
+    std::cerr << "rdmasim: internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+}

@@ -1,0 +1,178 @@
+#include "sim/output/summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "sim/output/version.h"
+
+namespace rdmasim {
+namespace {
+
+using nlohmann::json;
+
+const char* verb_name(Verb v) { return v == Verb::kWrite ? "write" : "send"; }
+
+double goodput_gbps(int64_t bytes, Time t) {
+  return t.in_ps() > 0 ? static_cast<double>(bytes) * 8.0 / t.in_seconds() * 1e-9 : 0.0;
+}
+
+// Nearest-rank percentile of sorted values.
+int64_t percentile(const std::vector<int64_t>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  rank = std::clamp<size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+struct FlowStats {
+  size_t completed = 0;
+  int64_t bytes_completed = 0;
+  std::vector<int64_t> fct_ps;  // sorted
+  std::vector<double> goodput;  // sorted
+  Time first_start = Time::infinite();
+  Time last_finish = Time::zero();
+};
+
+FlowStats flow_stats(const RunResult& r) {
+  FlowStats s;
+  for (const FlowResult& f : r.flows) {
+    if (!f.done) continue;
+    ++s.completed;
+    s.bytes_completed += f.bytes;
+    s.fct_ps.push_back(f.fct().in_ps());
+    s.goodput.push_back(goodput_gbps(f.bytes, f.fct()));
+    s.first_start = std::min(s.first_start, f.first_tx);
+    s.last_finish = std::max(s.last_finish, f.finish);
+  }
+  std::sort(s.fct_ps.begin(), s.fct_ps.end());
+  std::sort(s.goodput.begin(), s.goodput.end());
+  return s;
+}
+
+std::string hex64(uint64_t v) { return fmt::format("{:016x}", v); }
+
+}  // namespace
+
+std::string summary_json(const Scenario& sc, const RunResult& r) {
+  json j;
+  j["status"] = to_string(r.status);
+  j["scenario"] = {{"name", sc.name}, {"hash", sc.hash}, {"seed", sc.seed}};
+  j["version"] = version();
+  j["git_revision"] = git_revision();
+  j["sim_time_ps"] = r.sim_time.in_ps();
+  j["sim_time"] = to_string(r.sim_time);
+  j["events"] = r.events;
+  j["fingerprint"] = hex64(r.fingerprint);
+  j["packet_hops"] = r.packet_hops;
+  j["data_packet_hops"] = r.data_packet_hops;
+  j["packets_created"] = r.packets_created;
+  j["drops"] = {{"total", r.drops_no_route}, {"no_route", r.drops_no_route}};
+  j["out_of_sequence"] = r.out_of_sequence;
+
+  const FlowStats s = flow_stats(r);
+  json flows;
+  flows["count"] = r.flows.size();
+  flows["completed"] = s.completed;
+  flows["bytes_completed"] = s.bytes_completed;
+  if (s.completed > 0) {
+    double mean = 0;
+    for (int64_t v : s.fct_ps) mean += static_cast<double>(v);
+    mean /= static_cast<double>(s.completed);
+    flows["fct_ps"] = {{"min", s.fct_ps.front()},
+                       {"mean", mean},
+                       {"p50", percentile(s.fct_ps, 50)},
+                       {"p99", percentile(s.fct_ps, 99)},
+                       {"max", s.fct_ps.back()}};
+    double gmean = 0;
+    for (double g : s.goodput) gmean += g;
+    flows["goodput_gbps"] = {
+        {"min", s.goodput.front()}, {"mean", gmean / s.completed}, {"max", s.goodput.back()}};
+    // Aggregate: every completed payload byte over the span from the first
+    // flow's first packet to the last flow's completion.
+    flows["aggregate_goodput_gbps"] =
+        goodput_gbps(s.bytes_completed, s.last_finish - s.first_start);
+  }
+  j["flows"] = flows;
+
+  json per_flow = json::array();
+  for (const FlowResult& f : r.flows) {
+    json e = {{"id", f.id},
+              {"src", sc.topology.node(sc.topology.hosts()[f.src]).name},
+              {"dst", sc.topology.node(sc.topology.hosts()[f.dst]).name},
+              {"bytes", f.bytes},
+              {"op", verb_name(f.op)},
+              {"start_ps", f.start.in_ps()},
+              {"done", f.done}};
+    if (!f.name.empty()) e["name"] = f.name;
+    if (f.done) {
+      e["first_tx_ps"] = f.first_tx.in_ps();
+      e["finish_ps"] = f.finish.in_ps();
+      e["fct_ps"] = f.fct().in_ps();
+      e["goodput_gbps"] = goodput_gbps(f.bytes, f.fct());
+    }
+    per_flow.push_back(std::move(e));
+  }
+  j["per_flow"] = std::move(per_flow);
+
+  const double wall = std::max(r.wall.seconds, 1e-9);
+  j["run"] = {{"wall_seconds", r.wall.seconds},
+              {"events_per_second", static_cast<double>(r.events) / wall},
+              {"packet_hops_per_second", static_cast<double>(r.packet_hops) / wall},
+              {"data_packet_hops_per_second", static_cast<double>(r.data_packet_hops) / wall},
+              {"peak_rss_bytes", r.wall.peak_rss_bytes}};
+  return j.dump(2) + "\n";
+}
+
+std::string human_summary(const Scenario& sc, const RunResult& r) {
+  const FlowStats s = flow_stats(r);
+  std::string out = fmt::format("rdmasim {}: {} (seed {}): {}\n", version(), sc.name, sc.seed,
+                                to_string(r.status));
+  const double wall = std::max(r.wall.seconds, 1e-9);
+  out += fmt::format(
+      "  simulated {} in {:.3f} s wall: {} events ({:.2f} M/s), {} packet-hops ({:.2f} M/s)\n",
+      to_human(r.sim_time), r.wall.seconds, r.events, r.events / wall * 1e-6, r.packet_hops,
+      r.packet_hops / wall * 1e-6);
+  out += fmt::format("  flows: {} of {} complete", s.completed, r.flows.size());
+  if (s.completed > 0) {
+    double mean = 0;
+    for (int64_t v : s.fct_ps) mean += static_cast<double>(v);
+    mean /= static_cast<double>(s.completed);
+    out += fmt::format("; FCT mean {}, max {}; goodput {:.2f} Gb/s aggregate",
+                       to_human(Time::ps(static_cast<int64_t>(mean))),
+                       to_human(Time::ps(s.fct_ps.back())),
+                       goodput_gbps(s.bytes_completed, s.last_finish - s.first_start));
+  }
+  out += "\n";
+  out += fmt::format("  drops: {}\n", r.drops_no_route);
+  return out;
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+    f << content;
+    f.flush();
+    if (!f) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error("cannot write " + tmp);
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + ec.message());
+  }
+}
+
+}  // namespace rdmasim

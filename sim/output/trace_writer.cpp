@@ -1,0 +1,229 @@
+#include "sim/output/trace_writer.h"
+
+#include <hdf5.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <vector>
+
+#include "sim/output/version.h"
+
+namespace rdmasim {
+namespace {
+
+// Owns one HDF5 identifier and closes it with the matching function.
+class Id {
+ public:
+  Id(hid_t id, herr_t (*close)(hid_t), const char* what) : id_(id), close_(close) {
+    if (id_ < 0) throw std::runtime_error(std::string("HDF5: cannot create ") + what);
+  }
+  Id(const Id&) = delete;
+  Id& operator=(const Id&) = delete;
+  ~Id() { close_(id_); }
+  operator hid_t() const { return id_; }  // NOLINT: used like the raw id
+
+ private:
+  hid_t id_;
+  herr_t (*close_)(hid_t);
+};
+
+void check(herr_t status, const char* what) {
+  if (status < 0) throw std::runtime_error(std::string("HDF5: cannot write ") + what);
+}
+
+// Creation properties shared by every group and dataset: no timestamps, so
+// identical runs give identical bytes.
+hid_t untimed(hid_t cls) {
+  hid_t p = H5Pcreate(cls);
+  if (p >= 0) H5Pset_obj_track_times(p, 0);
+  return p;
+}
+
+hid_t vlen_string_type() {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, H5T_VARIABLE);
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  return t;
+}
+
+void string_attribute(hid_t obj, const char* name, const std::string& value) {
+  Id type(vlen_string_type(), H5Tclose, "string type");
+  Id space(H5Screate(H5S_SCALAR), H5Sclose, "scalar space");
+  Id attr(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose, name);
+  const char* p = value.c_str();
+  check(H5Awrite(attr, type, &p), name);
+}
+
+void int_attribute(hid_t obj, const char* name, int64_t value) {
+  Id space(H5Screate(H5S_SCALAR), H5Sclose, "scalar space");
+  Id attr(H5Acreate2(obj, name, H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose, name);
+  check(H5Awrite(attr, H5T_NATIVE_INT64, &value), name);
+}
+
+// A compound table: `Row` in memory, described field by field; written with
+// a packed file type so struct padding never reaches the file.
+template <class Row>
+class Table {
+ public:
+  Table() : mem_(H5Tcreate(H5T_COMPOUND, sizeof(Row)), H5Tclose, "compound type") {}
+  void field(const char* name, size_t offset, hid_t type) {
+    check(H5Tinsert(mem_, name, offset, type), name);
+  }
+  void write(hid_t parent, const char* name, const std::vector<Row>& rows, hid_t dcpl) {
+    Id file_type(H5Tcopy(mem_), H5Tclose, "file type");
+    check(H5Tpack(file_type), "packed type");
+    const hsize_t dims[1] = {rows.size()};
+    Id space(H5Screate_simple(1, dims, nullptr), H5Sclose, "dataspace");
+    Id ds(H5Dcreate2(parent, name, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose,
+          name);
+    if (!rows.empty()) check(H5Dwrite(ds, mem_, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), name);
+  }
+
+ private:
+  Id mem_;
+};
+
+#define RDMASIM_FIELD(table, Row, member, type) table.field(#member, offsetof(Row, member), type)
+
+struct NodeRow {
+  uint32_t id;
+  const char* name;
+  const char* kind;
+  int32_t host_index;
+};
+
+struct FlowRow {
+  uint32_t id;
+  uint32_t src, dst;  // node ids
+  int64_t bytes;
+  const char* op;
+  const char* name;
+  int64_t posted, start, finish, fct;  // ps; -1 if the flow did not complete
+  uint8_t done;
+};
+
+struct LinkRow {
+  uint32_t from, to, from_port;
+  int64_t rate_bps;
+  uint64_t frames, data_frames;
+  int64_t wire_bytes, payload_bytes, busy_ps;
+};
+
+void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
+  Id gcpl(untimed(H5P_GROUP_CREATE), H5Pclose, "group properties");
+  Id dcpl(untimed(H5P_DATASET_CREATE), H5Pclose, "dataset properties");
+  Id str(vlen_string_type(), H5Tclose, "string type");
+  const Topology& topo = sc.topology;
+
+  string_attribute(file, "rdmasim_version", version());
+  string_attribute(file, "git_revision", git_revision());
+  string_attribute(file, "scenario_name", sc.name);
+  string_attribute(file, "scenario_hash", sc.hash);
+  string_attribute(file, "status", to_string(r.status));
+  int_attribute(file, "seed", static_cast<int64_t>(sc.seed));
+  int_attribute(file, "sim_time_ps", r.sim_time.in_ps());
+
+  {
+    Id meta(H5Gcreate2(file, "meta", H5P_DEFAULT, gcpl, H5P_DEFAULT), H5Gclose, "/meta");
+    Id space(H5Screate(H5S_SCALAR), H5Sclose, "scalar space");
+    Id ds(H5Dcreate2(meta, "scenario", str, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose,
+          "/meta/scenario");
+    const char* text = sc.resolved_json.c_str();
+    check(H5Dwrite(ds, str, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text), "/meta/scenario");
+  }
+
+  {
+    std::vector<NodeRow> rows(topo.nodes().size());
+    std::memset(rows.data(), 0, rows.size() * sizeof(NodeRow));
+    for (uint32_t i = 0; i < rows.size(); ++i) {
+      const TopoNode& n = topo.node(i);
+      rows[i].id = i;
+      rows[i].name = n.name.c_str();
+      rows[i].kind = n.kind == NodeKind::kHost ? "host" : "switch";
+      rows[i].host_index = n.kind == NodeKind::kHost ? static_cast<int32_t>(n.host_index) : -1;
+    }
+    Table<NodeRow> t;
+    RDMASIM_FIELD(t, NodeRow, id, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, NodeRow, name, str);
+    RDMASIM_FIELD(t, NodeRow, kind, str);
+    RDMASIM_FIELD(t, NodeRow, host_index, H5T_NATIVE_INT32);
+    t.write(file, "nodes", rows, dcpl);
+  }
+
+  {
+    std::vector<FlowRow> rows(r.flows.size());
+    std::memset(rows.data(), 0, rows.size() * sizeof(FlowRow));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const FlowResult& f = r.flows[i];
+      FlowRow& row = rows[i];
+      row.id = f.id;
+      row.src = topo.hosts()[f.src];
+      row.dst = topo.hosts()[f.dst];
+      row.bytes = f.bytes;
+      row.op = f.op == Verb::kWrite ? "write" : "send";
+      row.name = f.name.c_str();
+      row.posted = f.start.in_ps();
+      row.start = f.done ? f.first_tx.in_ps() : -1;
+      row.finish = f.done ? f.finish.in_ps() : -1;
+      row.fct = f.done ? f.fct().in_ps() : -1;
+      row.done = f.done ? 1 : 0;
+    }
+    Table<FlowRow> t;
+    RDMASIM_FIELD(t, FlowRow, id, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, FlowRow, src, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, FlowRow, dst, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, FlowRow, bytes, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, FlowRow, op, str);
+    RDMASIM_FIELD(t, FlowRow, name, str);
+    RDMASIM_FIELD(t, FlowRow, posted, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, FlowRow, start, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, FlowRow, finish, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, FlowRow, fct, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, FlowRow, done, H5T_NATIVE_UINT8);
+    t.write(file, "flows", rows, dcpl);
+  }
+
+  {
+    std::vector<LinkRow> rows(r.links.size());
+    std::memset(rows.data(), 0, rows.size() * sizeof(LinkRow));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const LinkResult& l = r.links[i];
+      rows[i] = LinkRow{l.from,        l.to,         l.from_port,     l.rate.in_bps(), l.frames,
+                        l.data_frames, l.wire_bytes, l.payload_bytes, l.busy.in_ps()};
+    }
+    Table<LinkRow> t;
+    RDMASIM_FIELD(t, LinkRow, from, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, LinkRow, to, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, LinkRow, from_port, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, LinkRow, rate_bps, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, LinkRow, frames, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, LinkRow, data_frames, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, LinkRow, wire_bytes, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, LinkRow, payload_bytes, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, LinkRow, busy_ps, H5T_NATIVE_INT64);
+    t.write(file, "links", rows, dcpl);
+  }
+}
+
+}  // namespace
+
+void write_trace(const std::string& path, const Scenario& sc, const RunResult& r) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions, not stderr dumps
+  const std::string tmp = path + ".tmp";
+  try {
+    {
+      Id fcpl(untimed(H5P_FILE_CREATE), H5Pclose, "file creation properties");
+      Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
+      Id file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, fcpl, fapl), H5Fclose, tmp.c_str());
+      write_file(file, sc, r);
+    }
+    std::filesystem::rename(tmp, path);
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+}
+
+}  // namespace rdmasim

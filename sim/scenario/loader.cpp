@@ -1,0 +1,274 @@
+// Turns scenario JSON into a Scenario (sim/scenario/scenario.h). Every key
+// documented in docs/scenario.md is read here and nowhere else.
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sim/hash.h"
+#include "sim/scenario/json_reader.h"
+#include "sim/scenario/overrides.h"
+#include "sim/scenario/scenario.h"
+
+namespace rdmasim {
+namespace {
+
+using nlohmann::json;
+
+std::string hex64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// Reads "rate" and "delay" of a link or of link defaults.
+LinkParams read_link(JsonReader& r, const LinkParams& def) {
+  LinkParams l;
+  l.rate = r.rate("rate", def.rate);
+  l.delay = r.time("delay", def.delay, Time::ps(1));
+  return l;
+}
+
+LinkParams read_link_object(JsonReader r, const LinkParams& def) {
+  LinkParams l = read_link(r, def);
+  r.finish();
+  return l;
+}
+
+void read_fabric(JsonReader r, FabricConfig& f) {
+  f.transport =
+      r.choice<Transport>("transport", {{"roce_v2", Transport::kRoceV2}}, Transport::kRoceV2);
+  f.nic.mtu = static_cast<uint32_t>(r.integer("mtu", 4096, 256, 4096));
+  f.ethernet_mtu = static_cast<uint32_t>(r.integer("ethernet_mtu", 9216, 1518, 16384));
+  {
+    JsonReader roce = r.object("roce");
+    f.ip = roce.choice<IpVersion>("ip", {{"ipv4", IpVersion::kIpv4}, {"ipv6", IpVersion::kIpv6}},
+                                  IpVersion::kIpv4);
+    f.vlan = roce.boolean("vlan", false);
+    roce.finish();
+  }
+  f.link = read_link_object(r.object("link"), LinkParams{});
+  {
+    JsonReader nic = r.object("nic");
+    f.nic.ack_interval = static_cast<int>(nic.integer("ack_interval", 1, 1, 1'000'000));
+    f.nic.data_priority = static_cast<uint8_t>(nic.integer("data_priority", 3, 0, 7));
+    f.nic.ack_priority = static_cast<uint8_t>(nic.integer("ack_priority", 3, 0, 7));
+    nic.finish();
+  }
+  {
+    JsonReader sw = r.object("switch");
+    f.sw.latency = sw.time("latency", Time::zero());
+    sw.finish();
+  }
+  r.finish();
+  // The largest packet (a WRITE's first, with its RETH) must fit in a frame.
+  const RoceV2Format format(f.ip, f.vlan);
+  const uint32_t frame = format.packet(RcOpcode::kWriteFirst).frame_bytes(f.nic.mtu);
+  if (frame > f.ethernet_mtu) {
+    const uint32_t overhead = frame - f.nic.mtu;
+    throw ScenarioError("fabric.mtu: " + std::to_string(f.nic.mtu) + " needs " +
+                        std::to_string(frame) + "-byte frames, more than fabric.ethernet_mtu " +
+                        std::to_string(f.ethernet_mtu) + " (expected at most " +
+                        std::to_string(f.ethernet_mtu - overhead) + ", or a larger ethernet_mtu)");
+  }
+}
+
+// Reads an array of unique node names into the topology.
+std::vector<uint32_t> read_names(JsonReader& r, const std::string& key, bool required, bool hosts,
+                                 Topology& t) {
+  std::vector<uint32_t> ids;
+  const auto items = r.array(key, required);
+  if (required && items.empty()) r.fail(key, "empty", "at least one name");
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string path = r.path_of(key) + "[" + std::to_string(i) + "]";
+    if (!items[i]->is_string() || items[i]->get<std::string>().empty()) {
+      throw ScenarioError(path + ": " + show(*items[i]) +
+                          " is not a name (expected a non-empty string)");
+    }
+    const std::string name = items[i]->get<std::string>();
+    if (t.find(name))
+      throw ScenarioError(path + ": \"" + name + "\" is already used (expected unique names)");
+    ids.push_back(hosts ? t.add_host(name) : t.add_switch(name));
+  }
+  return ids;
+}
+
+void read_graph(JsonReader& r, const LinkParams& def, Topology& t, json& resolved_links) {
+  const std::vector<uint32_t> hosts = read_names(r, "hosts", true, true, t);
+  read_names(r, "switches", false, false, t);
+  const auto links = r.array("links", true);
+  resolved_links = json::array();
+  for (size_t i = 0; i < links.size(); ++i) {
+    const std::string path = r.path_of("links") + "[" + std::to_string(i) + "]";
+    JsonReader l(links[i], path, &resolved_links[i]);
+    auto endpoint = [&](const char* key) {
+      const std::string name = l.string(key);
+      auto id = t.find(name);
+      if (!id) l.fail(key, "\"" + name + "\" is not a node", "a name from hosts or switches");
+      return *id;
+    };
+    const uint32_t a = endpoint("a");
+    const uint32_t b = endpoint("b");
+    if (a == b) l.fail("b", "same node as a", "two different nodes");
+    const LinkParams p = read_link(l, def);
+    l.finish();
+    t.add_link(a, b, p.rate, p.delay);
+  }
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    const TopoNode& n = t.node(hosts[i]);
+    if (n.num_ports != 1) {
+      throw ScenarioError(r.path_of("hosts") + "[" + std::to_string(i) + "]: host \"" + n.name +
+                          "\" has " + std::to_string(n.num_ports) +
+                          " links (expected exactly 1: a host has one NIC port)");
+    }
+  }
+}
+
+void read_topology(JsonReader r, const FabricConfig& f, Topology& t, json& resolved) {
+  enum class Kind { kStar, kGraph };
+  const Kind kind = r.choice<Kind>("kind", {{"star", Kind::kStar}, {"graph", Kind::kGraph}});
+  if (kind == Kind::kStar) {
+    const auto n = r.integer("hosts", std::nullopt, 1, 1'000'000);
+    const LinkParams link = read_link_object(r.object("link"), f.link);
+    const uint32_t sw = t.add_switch("sw0");
+    for (int64_t i = 0; i < n; ++i)
+      t.add_link(t.add_host("h" + std::to_string(i)), sw, link.rate, link.delay);
+  } else {
+    read_graph(r, f.link, t, resolved["links"]);
+  }
+  r.finish();
+}
+
+uint32_t read_host(JsonReader& r, const std::string& key, const Topology& t, json& resolved) {
+  const json* v = r.raw(key);
+  const std::string expected = "a host name such as \"" + t.node(t.hosts()[0]).name +
+                               "\", or a host index from 0 to " + std::to_string(t.num_hosts() - 1);
+  if (v == nullptr) r.fail(key, "missing", expected);
+  uint32_t host = 0;
+  if (v->is_string()) {
+    auto id = t.find(v->get<std::string>());
+    if (!id || t.node(*id).kind != NodeKind::kHost)
+      r.fail(key, show(*v) + " is not a host", expected);
+    host = t.node(*id).host_index;
+  } else if (v->is_number_integer() && v->get<int64_t>() >= 0 &&
+             v->get<uint64_t>() < t.num_hosts()) {
+    host = static_cast<uint32_t>(v->get<uint64_t>());
+  } else {
+    r.fail(key, show(*v) + " is not a host", expected);
+  }
+  resolved[key] = t.node(t.hosts()[host]).name;
+  return host;
+}
+
+void read_traffic(const std::vector<const json*>& items, const Topology& t,
+                  std::vector<FlowSpec>& flows, json& resolved) {
+  resolved = json::array();
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string path = "traffic[" + std::to_string(i) + "]";
+    JsonReader r(items[i], path, &resolved[i]);
+    enum class Kind { kFlow };
+    r.choice<Kind>("kind", {{"flow", Kind::kFlow}});
+    FlowSpec f;
+    f.src = read_host(r, "src", t, resolved[i]);
+    f.dst = read_host(r, "dst", t, resolved[i]);
+    if (f.src == f.dst) r.fail("dst", "the same host as src", "a different host");
+    f.bytes = r.bytes("size", std::nullopt).count();
+    f.start = r.time("start", Time::zero());
+    f.op = r.choice<Verb>("op", {{"write", Verb::kWrite}, {"send", Verb::kSend}}, Verb::kWrite);
+    f.name = r.string("name", std::string());
+    r.finish();
+    flows.push_back(std::move(f));
+  }
+}
+
+json parse_json(const std::string& text, const std::string& where) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // Turn the byte offset into line:column for the message.
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    std::string what = e.what();
+    const size_t cut = what.find("syntax error");
+    if (cut != std::string::npos) what = what.substr(cut);
+    throw ScenarioError(where + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                        ": invalid JSON: " + what);
+  }
+}
+
+Scenario load(json root, const std::string& default_name, const LoadOptions& options) {
+  for (const std::string& s : options.overrides) apply_override(root, s);
+  if (!root.is_object())
+    throw ScenarioError("scenario: " + show(root) + " is not an object (expected {...})");
+
+  Scenario sc;
+  json resolved = json::object();
+  JsonReader top(&root, "", &resolved);
+  sc.name = top.string("name", default_name);
+  if (sc.name.empty() || sc.name.find('/') != std::string::npos) {
+    top.fail("name", show(json(sc.name)) + " is not usable as a folder name",
+             "a non-empty name without '/'");
+  }
+  sc.seed = static_cast<uint64_t>(top.integer("seed", 1, 0, INT64_MAX));
+  read_fabric(top.object("fabric"), sc.fabric);
+  if (!top.has("topology")) top.fail("topology", "missing", "an object with a \"kind\"");
+  read_topology(top.object("topology"), sc.fabric, sc.topology, resolved["topology"]);
+  read_traffic(top.array("traffic", false), sc.topology, sc.flows, resolved["traffic"]);
+
+  {
+    JsonReader out(top.raw("output"), "output", &resolved["output"]);
+    const json* dir = out.raw("dir");
+    if (dir != nullptr && (!dir->is_string() || dir->get<std::string>().empty())) {
+      out.fail("dir", show(*dir) + " is not a path", "a folder name");
+    }
+    sc.output.dir = dir != nullptr ? dir->get<std::string>() : "out/" + sc.name;
+    if (!options.output_dir.empty()) sc.output.dir = options.output_dir;
+    sc.output.trace = out.boolean("trace", true);
+    out.finish();
+  }
+  {
+    JsonReader stop = top.object("stop");
+    if (stop.has("time")) sc.stop.time = stop.time("time", std::nullopt, Time::ps(1));
+    stop.raw("time");
+    stop.finish();
+  }
+  top.finish();
+
+  sc.routes = compute_routes(sc.topology);
+  if (sc.routes.unreachable) {
+    const auto [a, b] = *sc.routes.unreachable;
+    throw ScenarioError("topology: hosts \"" + sc.topology.node(sc.topology.hosts()[a]).name +
+                        "\" and \"" + sc.topology.node(sc.topology.hosts()[b]).name +
+                        "\" are not connected (expected a path between every pair of hosts)");
+  }
+  sc.resolved_json = resolved.dump(2);
+  sc.hash = hex64(fnv1a64(sc.resolved_json));
+  return sc;
+}
+
+}  // namespace
+
+Scenario load_scenario_text(const std::string& text, const std::string& default_name,
+                            const LoadOptions& options) {
+  return load(parse_json(text, default_name), default_name, options);
+}
+
+Scenario load_scenario_file(const std::string& path, const LoadOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ScenarioError(path + ": cannot read the file (expected a readable scenario file)");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string name = path;
+  if (auto slash = name.find_last_of('/'); slash != std::string::npos)
+    name = name.substr(slash + 1);
+  if (name.size() > 5 && name.ends_with(".json")) name.resize(name.size() - 5);
+  return load(parse_json(ss.str(), path), name, options);
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,62 @@
+#include "sim/scenario/overrides.h"
+
+#include <cctype>
+
+#include "sim/scenario/scenario_error.h"
+
+namespace rdmasim {
+
+void apply_override(nlohmann::json& root, const std::string& assignment) {
+  const size_t eq = assignment.find('=');
+  auto fail = [&](const std::string& problem) {
+    throw ScenarioError("--set " + assignment + ": " + problem);
+  };
+  if (eq == std::string::npos || eq == 0)
+    fail("not of the form PATH=VALUE (expected e.g. fabric.mtu=1024)");
+  const std::string path = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+
+  nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+  if (value.is_discarded()) value = text;
+
+  nlohmann::json* node = &root;
+  std::string walked;
+  size_t i = 0;
+  while (i < path.size()) {
+    if (path[i] == '[') {
+      const size_t close = path.find(']', i);
+      if (close == std::string::npos || close == i + 1) fail("unclosed or empty [ ] in the path");
+      const std::string digits = path.substr(i + 1, close - i - 1);
+      for (char c : digits) {
+        if (!std::isdigit(static_cast<unsigned char>(c)))
+          fail("[" + digits + "] is not an array index");
+      }
+      const size_t index = std::stoul(digits);
+      if (node->is_null()) *node = nlohmann::json::array();
+      if (!node->is_array()) fail((walked.empty() ? "the scenario" : walked) + " is not an array");
+      if (index > node->size()) {
+        fail(walked + "[" + digits + "] does not exist (the array has " +
+             std::to_string(node->size()) + " elements)");
+      }
+      if (index == node->size()) node->push_back(nullptr);
+      walked += "[" + digits + "]";
+      node = &(*node)[index];
+      i = close + 1;
+      if (i < path.size() && path[i] == '.') ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < path.size() && path[end] != '.' && path[end] != '[') ++end;
+    const std::string key = path.substr(i, end - i);
+    if (key.empty()) fail("empty key in the path");
+    if (node->is_null()) *node = nlohmann::json::object();
+    if (!node->is_object()) fail((walked.empty() ? "the scenario" : walked) + " is not an object");
+    walked += (walked.empty() ? "" : ".") + key;
+    node = &(*node)[key];
+    i = end;
+    if (i < path.size() && path[i] == '.') ++i;
+  }
+  *node = std::move(value);
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,68 @@
+// RunResult: what one run produced, in plain structs, for the output writers
+// (sim/output/) and for tests. Everything except the `wall` part is a pure
+// function of the resolved scenario and seed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/nic/queue_pair.h"
+#include "sim/units.h"
+
+namespace rdmasim {
+
+enum class RunStatus : uint8_t {
+  kComplete,   // all traffic completed
+  kTimeLimit,  // stop.time reached first
+  kStalled,    // nothing left to do, but traffic is incomplete: no progress
+};
+const char* to_string(RunStatus s);
+// Process exit code for a status (docs/scenario.md, "Exit codes").
+int exit_code(RunStatus s);
+
+struct FlowResult {
+  uint32_t id = 0;
+  std::string name;
+  uint32_t src = 0, dst = 0;  // host indices
+  int64_t bytes = 0;
+  Verb op = Verb::kWrite;
+  Time start;     // when posted
+  Time first_tx;  // start of transmission of the first packet
+  Time finish;    // requester completion
+  bool done = false;
+  Time fct() const { return finish - first_tx; }
+};
+
+struct LinkResult {
+  uint32_t from = 0, to = 0;  // node ids
+  uint32_t from_port = 0;
+  BitRate rate;
+  uint64_t frames = 0;
+  uint64_t data_frames = 0;
+  int64_t wire_bytes = 0;
+  int64_t payload_bytes = 0;
+  Time busy;
+};
+
+struct WallClock {
+  double seconds = 0;
+  int64_t peak_rss_bytes = 0;
+};
+
+struct RunResult {
+  RunStatus status = RunStatus::kComplete;
+  Time sim_time;
+  uint64_t events = 0;
+  uint64_t fingerprint = 0;
+  uint64_t packet_hops = 0;       // frames serialized onto links, all kinds
+  uint64_t data_packet_hops = 0;  // ... that carried RDMA payload
+  uint64_t packets_created = 0;
+  uint64_t drops_no_route = 0;
+  uint64_t out_of_sequence = 0;
+  std::vector<FlowResult> flows;
+  std::vector<LinkResult> links;  // one per direction, in topology link order (a->b, b->a)
+  WallClock wall;
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,141 @@
+#include "sim/scenario/runner.h"
+
+#include <sys/resource.h>
+
+#include <cassert>
+#include <chrono>
+#include <stdexcept>
+
+#include "models/nic/rdma_nic.h"
+#include "models/switch/switch.h"
+#include "models/traffic/flow_generator.h"
+#include "sim/cable.h"
+
+namespace rdmasim {
+
+const char* to_string(RunStatus s) {
+  switch (s) {
+    case RunStatus::kComplete:
+      return "complete";
+    case RunStatus::kTimeLimit:
+      return "time_limit";
+    case RunStatus::kStalled:
+      return "stalled";
+  }
+  return "?";
+}
+
+int exit_code(RunStatus s) { return s == RunStatus::kStalled ? 3 : 0; }
+
+RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const Topology& topo = sc.topology;
+  const RoceV2Format format(sc.fabric.ip, sc.fabric.vlan);
+
+  Simulation sim(sc.seed);
+  std::vector<Node*> nodes(topo.nodes().size());
+  std::vector<RdmaNic*> nics(topo.num_hosts());
+  std::vector<Switch*> switches;
+  for (uint32_t id = 0; id < topo.nodes().size(); ++id) {
+    const TopoNode& n = topo.node(id);
+    if (n.kind == NodeKind::kHost) {
+      nics[n.host_index] = &sim.add<RdmaNic>(n.name, n.host_index, sc.fabric.nic, format);
+      nodes[id] = nics[n.host_index];
+    } else {
+      switches.push_back(&sim.add<Switch>(n.name, sc.fabric.sw));
+      nodes[id] = switches.back();
+    }
+  }
+  std::vector<Cable> cables;
+  cables.reserve(topo.links().size());
+  for (const TopoLink& l : topo.links()) {
+    cables.push_back(connect(sim, *nodes[l.a], *nodes[l.b], l.rate, l.delay));
+    if (cables.back().a_port != l.a_port || cables.back().b_port != l.b_port) {
+      throw std::logic_error("port numbering differs between topology and devices");
+    }
+  }
+  for (uint32_t id = 0; id < topo.nodes().size(); ++id) {
+    if (topo.node(id).kind == NodeKind::kSwitch) {
+      static_cast<Switch*>(nodes[id])->set_forwarding_table(
+          ForwardingTable(sc.routes.next_hops[id]));
+    }
+  }
+  auto& traffic = sim.add<FlowGenerator>("traffic", sc.flows, nics);
+  if (options.progress) {
+    int64_t total = 0;
+    for (const FlowSpec& f : sc.flows) total += f.bytes;
+    sim.set_progress_hook([&, total](const Simulation& s) {
+      int64_t delivered = 0;
+      for (const RdmaNic* n : nics) delivered += n->counters().payload_bytes_delivered;
+      Progress p{s.now(), sc.stop.time, s.events_dispatched(),
+                 total > 0 ? static_cast<double>(delivered) / static_cast<double>(total) : 0.0};
+      options.progress(p);
+    });
+  }
+
+  sim.setup();
+  const RunEnd end = sim.run(sc.stop.time);
+  sim.finish();
+
+  RunResult r;
+  if (traffic.completed() == sc.flows.size()) {
+    r.status = RunStatus::kComplete;
+  } else if (end == RunEnd::kTimeLimit) {
+    r.status = RunStatus::kTimeLimit;
+  } else {
+    r.status = RunStatus::kStalled;
+  }
+  r.sim_time = sim.now();
+  r.events = sim.events_dispatched();
+  r.fingerprint = sim.fingerprint();
+  r.packets_created = sim.packet_pool().created();
+  for (const Switch* s : switches) r.drops_no_route += s->counters().dropped_no_route;
+  for (const RdmaNic* n : nics) r.out_of_sequence += n->counters().out_of_sequence;
+
+  for (size_t i = 0; i < cables.size(); ++i) {
+    const TopoLink& l = topo.links()[i];
+    for (int dir = 0; dir < 2; ++dir) {
+      const Link& link = dir == 0 ? *cables[i].a_to_b : *cables[i].b_to_a;
+      const LinkCounters& c = link.counters();
+      LinkResult lr;
+      lr.from = dir == 0 ? l.a : l.b;
+      lr.to = dir == 0 ? l.b : l.a;
+      lr.from_port = dir == 0 ? l.a_port : l.b_port;
+      lr.rate = link.rate();
+      lr.frames = c.frames;
+      lr.data_frames = c.data_frames;
+      lr.wire_bytes = c.wire_bytes;
+      lr.payload_bytes = c.payload_bytes;
+      lr.busy = c.busy;
+      r.packet_hops += c.frames;
+      r.data_packet_hops += c.data_frames;
+      r.links.push_back(lr);
+    }
+  }
+
+  for (uint32_t i = 0; i < sc.flows.size(); ++i) {
+    const FlowSpec& f = sc.flows[i];
+    const FlowRecord& rec = traffic.records()[i];
+    FlowResult fr;
+    fr.id = i;
+    fr.name = f.name;
+    fr.src = f.src;
+    fr.dst = f.dst;
+    fr.bytes = f.bytes;
+    fr.op = f.op;
+    fr.start = f.start;
+    fr.first_tx = rec.first_tx;
+    fr.finish = rec.finish;
+    fr.done = rec.done;
+    r.flows.push_back(fr);
+  }
+
+  r.wall.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  r.wall.peak_rss_bytes = static_cast<int64_t>(ru.ru_maxrss) * 1024;
+  return r;
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,28 @@
+// Runner: builds the devices of a Scenario into a Simulation, runs it, and
+// collects a RunResult. The one place that knows which model class each
+// topology node becomes.
+#pragma once
+
+#include <functional>
+
+#include "sim/scenario/run_result.h"
+#include "sim/scenario/scenario.h"
+#include "sim/simulation.h"
+
+namespace rdmasim {
+
+struct Progress {
+  Time now;
+  Time stop;  // Time::infinite() if none
+  uint64_t events = 0;
+  double fraction_done = 0;  // payload delivered / payload posted by all flows
+};
+
+struct RunOptions {
+  // Called about every 65536 events while running (e.g. a progress line).
+  std::function<void(const Progress&)> progress;
+};
+
+RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});
+
+}  // namespace rdmasim

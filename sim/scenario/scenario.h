@@ -1,0 +1,73 @@
+// Scenario: a scenario file turned into typed, validated configuration, once,
+// at load time. Everything a run needs is here; nothing downstream reads JSON.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/nic/nic_config.h"
+#include "models/proto/roce_v2.h"
+#include "models/switch/switch_config.h"
+#include "models/traffic/flow_generator.h"
+#include "sim/units.h"
+#include "topologies/routing.h"
+#include "topologies/topology.h"
+
+namespace rdmasim {
+
+enum class Transport : uint8_t { kRoceV2 };
+
+struct LinkParams {
+  BitRate rate = BitRate::gbps(400);
+  Time delay = Time::us(1);
+};
+
+struct FabricConfig {
+  Transport transport = Transport::kRoceV2;
+  uint32_t ethernet_mtu = 9216;
+  IpVersion ip = IpVersion::kIpv4;
+  bool vlan = false;
+  LinkParams link;
+  NicConfig nic;
+  SwitchConfig sw;
+};
+
+struct OutputConfig {
+  std::string dir;  // resolved: never empty
+  bool trace = true;
+};
+
+struct StopConfig {
+  Time time = Time::infinite();
+};
+
+struct Scenario {
+  std::string name;
+  uint64_t seed = 1;
+  FabricConfig fabric;
+  Topology topology;
+  Routes routes;
+  std::vector<FlowSpec> flows;
+  OutputConfig output;
+  StopConfig stop;
+  // The scenario as it runs: overrides applied, every default filled in.
+  // output.dir is left out: where results go does not change them.
+  std::string resolved_json;
+  // FNV-1a 64 of resolved_json, as 16 hex digits.
+  std::string hash;
+};
+
+struct LoadOptions {
+  std::vector<std::string> overrides;  // "--set" assignments, in order
+  std::string output_dir;              // "--out"; empty keeps the scenario's
+};
+
+// Reads and validates a scenario file. Throws ScenarioError (one line,
+// naming the JSON path) on any problem with the file or its contents.
+Scenario load_scenario_file(const std::string& path, const LoadOptions& options = {});
+// The same from text; `default_name` names the run if the text does not.
+Scenario load_scenario_text(const std::string& text, const std::string& default_name,
+                            const LoadOptions& options = {});
+
+}  // namespace rdmasim

@@ -1,0 +1,101 @@
+// End-to-end scenario tests of the walking skeleton. Expected values are
+// computed here from the wire format and link parameters, not taken from runs.
+#include "test/support/catch_units.h"
+#include "test/support/run_helpers.h"
+
+using namespace rdmasim;
+using namespace rdmasim::testing;
+
+namespace {
+
+// Wire bytes of a WRITE of `bytes` at path MTU `mtu`, RoCE v2 over IPv4
+// without VLAN: 82 bytes per packet (Eth 14, IPv4 20, UDP 8, BTH 12, ICRC 4,
+// FCS 4, preamble+SFD 8, IFG 12) plus a 16-byte RETH on the first.
+int64_t write_wire_bytes(int64_t bytes, int64_t mtu) {
+  const int64_t packets = (bytes + mtu - 1) / mtu;
+  return bytes + packets * 82 + 16;
+}
+constexpr int64_t kAckWire = 86;  // 66-byte ACK frame + 20
+
+}  // namespace
+
+TEST_CASE("skeleton (a) 1 GiB WRITE over one 400G link", "[skeleton]") {
+  const Ran r = run_text(R"({
+    "fabric": {"link": {"rate": "400Gbps", "delay": "1us"}},
+    "topology": {"kind": "graph", "hosts": ["a", "b"], "links": [{"a": "a", "b": "b"}]},
+    "traffic": [{"kind": "flow", "src": "a", "dst": "b", "size": "1GiB"}]
+  })");
+  REQUIRE(r.result.status == RunStatus::kComplete);
+  const int64_t bytes = int64_t{1} << 30;
+  // 262144 packets x 4178 bytes, plus 16 for the RETH.
+  CHECK(write_wire_bytes(bytes, 4096) == 262144LL * 4178 + 16);
+  const double rate = 400e9;
+  const double expected_s =
+      write_wire_bytes(bytes, 4096) * 8 / rate + 1e-6 + kAckWire * 8 / rate + 1e-6;
+  const double fct_s = r.result.flows[0].fct().in_seconds();
+  CHECK(fct_s == Approx(expected_s).epsilon(0.001));
+  CHECK(r.result.out_of_sequence == 0);
+  CHECK(r.result.drops_no_route == 0);
+}
+
+TEST_CASE("skeleton (b) 1 GiB WRITE through one switch adds one store-and-forward delay",
+          "[skeleton]") {
+  const Ran r = run_text(R"({
+    "fabric": {"link": {"rate": "400Gbps", "delay": "1us"}, "switch": {"latency": "300ns"}},
+    "topology": {"kind": "star", "hosts": 2},
+    "traffic": [{"kind": "flow", "src": "h0", "dst": "h1", "size": "1GiB"}]
+  })");
+  REQUIRE(r.result.status == RunStatus::kComplete);
+  const double rate = 400e9;
+  const int64_t bytes = int64_t{1} << 30;
+  // One store-and-forward delay of the largest (first, RETH-carrying) packet,
+  // two propagation delays and the switch latency each way.
+  const double data =
+      write_wire_bytes(bytes, 4096) * 8 / rate + (4096 + 82 + 16) * 8 / rate + 2e-6 + 300e-9;
+  const double ack = 2 * kAckWire * 8 / rate + 2e-6 + 300e-9;
+  CHECK(r.result.flows[0].fct().in_seconds() == Approx(data + ack).epsilon(0.001));
+  // Every packet crossed two links: data packet-hops = 2 x 262144.
+  CHECK(r.result.data_packet_hops == 2 * 262144);
+}
+
+TEST_CASE("quickstart goodput matches the header-overhead formula", "[skeleton]") {
+  const Ran r = run_file("scenarios/quickstart.json");
+  REQUIRE(r.result.status == RunStatus::kComplete);
+  REQUIRE(r.result.flows.size() == 1);
+  const FlowResult& f = r.result.flows[0];
+  const double goodput = static_cast<double>(f.bytes) * 8 / f.fct().in_seconds();
+  // 4096 / 4178 of the 400 Gb/s line rate = 392.15 Gb/s (REFERENCES.md §3.4).
+  CHECK(goodput == Approx(4096.0 / 4178.0 * 400e9).epsilon(0.002));
+}
+
+TEST_CASE("SEND and WRITE deliver exact byte counts at any MTU", "[quick][skeleton]") {
+  const int mtu = GENERATE(256, 1000, 1024, 4096);
+  LoadOptions o;
+  o.overrides = {"fabric.mtu=" + std::to_string(mtu)};
+  const Ran r = run_text(R"({
+    "topology": {"kind": "star", "hosts": 4},
+    "traffic": [{"kind": "flow", "src": "h0", "dst": "h1", "size": 1234567, "op": "send"},
+                {"kind": "flow", "src": "h2", "dst": "h1", "size": "1MB", "start": "3us"},
+                {"kind": "flow", "src": "h3", "dst": "h0", "size": 0}]
+  })",
+                         o);
+  REQUIRE(r.result.status == RunStatus::kComplete);
+  int64_t payload_into_h1 = 0;
+  for (const LinkResult& l : r.result.links) {
+    if (r.scenario.topology.node(l.to).name == "h1") payload_into_h1 += l.payload_bytes;
+  }
+  CHECK(payload_into_h1 == 1234567 + 1'000'000);
+  // The second flow posts at 3 us; its first packet cannot start earlier.
+  CHECK(r.result.flows[1].first_tx >= Time::us(3));
+}
+
+TEST_CASE("a stop time ends the run with traffic still flowing", "[quick][skeleton]") {
+  const Ran r = run_text(R"({
+    "topology": {"kind": "star", "hosts": 2},
+    "traffic": [{"kind": "flow", "src": "h0", "dst": "h1", "size": "1GiB"}],
+    "stop": {"time": "100us"}
+  })");
+  CHECK(r.result.status == RunStatus::kTimeLimit);
+  CHECK(r.result.sim_time == Time::us(100));
+  CHECK_FALSE(r.result.flows[0].done);
+}

@@ -1,0 +1,33 @@
+// Helpers for scenario tests: load a scenario from text or from scenarios/,
+// run it in-process and hand back the result.
+#pragma once
+
+#include <string>
+
+#include "sim/scenario/runner.h"
+#include "sim/scenario/scenario.h"
+
+namespace rdmasim::testing {
+
+inline std::string source_path(const std::string& rel) {
+  return std::string(RDMASIM_SOURCE_DIR) + "/" + rel;
+}
+
+struct Ran {
+  Scenario scenario;
+  RunResult result;
+};
+
+inline Ran run_text(const std::string& json, const LoadOptions& o = {}) {
+  Ran r{load_scenario_text(json, "test", o), {}};
+  r.result = run_scenario(r.scenario);
+  return r;
+}
+
+inline Ran run_file(const std::string& rel, const LoadOptions& o = {}) {
+  Ran r{load_scenario_file(source_path(rel), o), {}};
+  r.result = run_scenario(r.scenario);
+  return r;
+}
+
+}  // namespace rdmasim::testing

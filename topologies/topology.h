@@ -1,0 +1,75 @@
+// Topology: the network as a graph, built before any device model exists.
+// Generators (star, graph, and later fat-tree and rail-optimized) only build
+// this description; the run builder then creates one device per node and one
+// cable per link through the same API a test uses (sim/cable.h).
+//
+// Contract:
+//  1. Node ids are dense, in creation order. Hosts also get a dense host
+//     index (their address in packets), in creation order among hosts.
+//  2. Ports are numbered per node in the order links are added; link i joins
+//     port links()[i].a_port of node a to port b_port of node b. The run
+//     builder wires links in the same order, so the numbering carries over.
+//  3. Every link has a positive rate and delay.
+//  4. Immutable once built (generators return it by value).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/units.h"
+
+namespace rdmasim {
+
+enum class NodeKind : uint8_t { kHost, kSwitch };
+
+struct TopoNode {
+  std::string name;
+  NodeKind kind;
+  uint32_t host_index;  // hosts only; UINT32_MAX for switches
+  uint32_t num_ports;
+};
+
+struct TopoLink {
+  uint32_t a, b;
+  uint32_t a_port, b_port;
+  BitRate rate;
+  Time delay;
+};
+
+class Topology {
+ public:
+  uint32_t add_host(std::string name);
+  uint32_t add_switch(std::string name);
+  // Adds a full-duplex link and returns its index.
+  uint32_t add_link(uint32_t a, uint32_t b, BitRate rate, Time delay);
+
+  const std::vector<TopoNode>& nodes() const { return nodes_; }
+  const std::vector<TopoLink>& links() const { return links_; }
+  const TopoNode& node(uint32_t id) const { return nodes_[id]; }
+  // Node id of each host, by host index.
+  const std::vector<uint32_t>& hosts() const { return hosts_; }
+  size_t num_hosts() const { return hosts_.size(); }
+  std::optional<uint32_t> find(std::string_view name) const;
+
+  // Per node, its ports in order: (link index, neighbour node id).
+  struct Adjacent {
+    uint32_t link;
+    uint32_t neighbor;
+  };
+  const std::vector<std::vector<Adjacent>>& adjacency() const { return adjacency_; }
+
+ private:
+  uint32_t add_node(std::string name, NodeKind kind);
+
+  std::vector<TopoNode> nodes_;
+  std::vector<TopoLink> links_;
+  std::vector<uint32_t> hosts_;
+  std::vector<std::vector<Adjacent>> adjacency_;
+  std::unordered_map<std::string, uint32_t> by_name_;
+};
+
+}  // namespace rdmasim
