@@ -5,7 +5,29 @@
 
 namespace rdmasim {
 
-uint32_t Topology::add_node(std::string name, NodeKind kind) {
+const char* to_string(Tier t) {
+  switch (t) {
+    case Tier::kHost:
+      return "host";
+    case Tier::kSwitch:
+      return "switch";
+    case Tier::kLeaf:
+      return "leaf";
+    case Tier::kSpine:
+      return "spine";
+    case Tier::kCore:
+      return "core";
+    case Tier::kNvSwitch:
+      return "nvswitch";
+    case Tier::kNicSwitch:
+      return "nic_switch";
+    case Tier::kCount:
+      break;
+  }
+  return "?";
+}
+
+uint32_t Topology::add_node(std::string name, NodeKind kind, Tier tier, std::string group) {
   const auto id = static_cast<uint32_t>(nodes_.size());
   if (!by_name_.emplace(name, id).second)
     throw std::invalid_argument("duplicate node name " + name);
@@ -14,14 +36,16 @@ uint32_t Topology::add_node(std::string name, NodeKind kind) {
     host_index = static_cast<uint32_t>(hosts_.size());
     hosts_.push_back(id);
   }
-  nodes_.push_back(TopoNode{std::move(name), kind, host_index, 0});
+  nodes_.push_back(TopoNode{std::move(name), kind, tier, host_index, 0, std::move(group)});
   adjacency_.emplace_back();
   return id;
 }
 
-uint32_t Topology::add_host(std::string name) { return add_node(std::move(name), NodeKind::kHost); }
-uint32_t Topology::add_switch(std::string name) {
-  return add_node(std::move(name), NodeKind::kSwitch);
+uint32_t Topology::add_host(std::string name, std::string group) {
+  return add_node(std::move(name), NodeKind::kHost, Tier::kHost, std::move(group));
+}
+uint32_t Topology::add_switch(std::string name, Tier tier, std::string group) {
+  return add_node(std::move(name), NodeKind::kSwitch, tier, std::move(group));
 }
 
 uint32_t Topology::add_link(uint32_t a, uint32_t b, BitRate rate, Time delay) {
@@ -31,7 +55,8 @@ uint32_t Topology::add_link(uint32_t a, uint32_t b, BitRate rate, Time delay) {
     throw std::invalid_argument("a link needs a positive rate and delay");
   }
   const auto index = static_cast<uint32_t>(links_.size());
-  links_.push_back(TopoLink{a, b, nodes_[a].num_ports++, nodes_[b].num_ports++, rate, delay});
+  links_.push_back(
+      TopoLink{a, b, nodes_[a].num_ports++, nodes_[b].num_ports++, rate, delay, false});
   adjacency_[a].push_back({index, b});
   adjacency_[b].push_back({index, a});
   return index;

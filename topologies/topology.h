@@ -26,11 +26,27 @@ namespace rdmasim {
 
 enum class NodeKind : uint8_t { kHost, kSwitch };
 
+// A node's role, for summaries, drawings and sanity checks. Routing does not
+// look at it: it follows the graph.
+enum class Tier : uint8_t {
+  kHost,       // an RDMA endpoint: a NIC, or a GPU with its NIC
+  kSwitch,     // a switch in an explicit graph
+  kLeaf,       // top-of-rack / edge / rail leaf
+  kSpine,      // second tier (aggregation in a 3-tier tree)
+  kCore,       // third tier
+  kNvSwitch,   // the NVLink switch inside a GPU node
+  kNicSwitch,  // the PCIe switch joining GPUs that share one NIC port
+  kCount
+};
+const char* to_string(Tier t);
+
 struct TopoNode {
   std::string name;
   NodeKind kind;
+  Tier tier;
   uint32_t host_index;  // hosts only; UINT32_MAX for switches
   uint32_t num_ports;
+  std::string group;  // enclosing unit for drawings: "pod3", "su0.node7", or ""
 };
 
 struct TopoLink {
@@ -38,14 +54,17 @@ struct TopoLink {
   uint32_t a_port, b_port;
   BitRate rate;
   Time delay;
+  bool failed = false;  // present (ports keep their numbers) but carries nothing
 };
 
 class Topology {
  public:
-  uint32_t add_host(std::string name);
-  uint32_t add_switch(std::string name);
+  uint32_t add_host(std::string name, std::string group = {});
+  uint32_t add_switch(std::string name, Tier tier = Tier::kSwitch, std::string group = {});
   // Adds a full-duplex link and returns its index.
   uint32_t add_link(uint32_t a, uint32_t b, BitRate rate, Time delay);
+  // Marks a link failed: routing ignores it; its ports keep their numbers.
+  void fail_link(uint32_t index) { links_[index].failed = true; }
 
   const std::vector<TopoNode>& nodes() const { return nodes_; }
   const std::vector<TopoLink>& links() const { return links_; }
@@ -63,7 +82,7 @@ class Topology {
   const std::vector<std::vector<Adjacent>>& adjacency() const { return adjacency_; }
 
  private:
-  uint32_t add_node(std::string name, NodeKind kind);
+  uint32_t add_node(std::string name, NodeKind kind, Tier tier, std::string group);
 
   std::vector<TopoNode> nodes_;
   std::vector<TopoLink> links_;

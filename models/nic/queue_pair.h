@@ -48,12 +48,15 @@ class QueuePair {
   uint32_t remote_host() const { return remote_host_; }
   uint32_t remote_qpn() const { return remote_qpn_; }
   uint32_t flow_hash() const { return flow_hash_; }
+  uint32_t port() const { return port_; }
   bool connected() const { return connected_; }
 
-  void connect(uint32_t remote_host, uint32_t remote_qpn, uint32_t flow_hash) {
+  // Joins this QP to its peer; `port` is the NIC port its packets leave by.
+  void connect(uint32_t remote_host, uint32_t remote_qpn, uint32_t flow_hash, uint32_t port) {
     remote_host_ = remote_host;
     remote_qpn_ = remote_qpn;
     flow_hash_ = flow_hash;
+    port_ = port;
     connected_ = true;
   }
 
@@ -148,6 +151,7 @@ class QueuePair {
   uint32_t remote_host_ = 0;
   uint32_t remote_qpn_ = 0;
   uint32_t flow_hash_ = 0;
+  uint32_t port_ = 0;
   bool connected_ = false;
 
   Ring<Wqe> wqes_;

@@ -32,6 +32,16 @@ uint32_t RdmaNic::create_qp() {
   return qpn;
 }
 
+void RdmaNic::setup() { ports_.resize(num_ports()); }
+
+void RdmaNic::connect_qp(uint32_t qpn, uint32_t remote_host, uint32_t remote_qpn,
+                         uint32_t flow_hash) {
+  uint32_t port = 0;
+  if (egress_ != nullptr && num_ports() > 1)
+    port = egress_->egress_port(host_, remote_host, flow_hash);
+  qp(qpn).connect(remote_host, remote_qpn, flow_hash, port);
+}
+
 void RdmaNic::post(uint32_t qpn, const WorkRequest& wr) {
   QueuePair& q = qp(qpn);
   if (!q.connected()) throw std::logic_error("post on an unconnected QP");
@@ -39,15 +49,16 @@ void RdmaNic::post(uint32_t qpn, const WorkRequest& wr) {
   const uint32_t idx = qpn - kFirstQpn;
   if (!is_active_[idx]) {
     is_active_[idx] = true;
-    active_.push_back(qpn);
-    port(0).wake();
+    ports_[q.port()].active.push_back(qpn);
+    port(q.port()).wake();
   }
 }
 
-PacketHandle RdmaNic::next_packet(uint32_t /*port*/) {
-  if (!control_.empty()) return control_.pop_front();
-  while (!active_.empty()) {
-    const uint32_t qpn = active_.pop_front();
+PacketHandle RdmaNic::next_packet(uint32_t port_index) {
+  PortQueues& pq = ports_[port_index];
+  if (!pq.control.empty()) return pq.control.pop_front();
+  while (!pq.active.empty()) {
+    const uint32_t qpn = pq.active.pop_front();
     QueuePair& q = qp(qpn);
     if (!q.has_data()) {
       is_active_[qpn - kFirstQpn] = false;
@@ -55,7 +66,7 @@ PacketHandle RdmaNic::next_packet(uint32_t /*port*/) {
     }
     PacketHandle p = build_data(q);
     if (q.has_data()) {
-      active_.push_back(qpn);
+      pq.active.push_back(qpn);
     } else {
       is_active_[qpn - kFirstQpn] = false;
     }
@@ -150,9 +161,9 @@ void RdmaNic::send_ack(const Packet& data, const QueuePair& q) {
   a->psn = data.psn;
   a->msn = q.msn();
   a->aeth_syndrome = kAethAckUnlimited;
-  control_.push_back(std::move(a));
+  ports_[q.port()].control.push_back(std::move(a));
   ++counters_.acks_sent;
-  port(0).wake();
+  port(q.port()).wake();
 }
 
 void RdmaNic::on_ack(PacketHandle p) {

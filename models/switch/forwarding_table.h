@@ -1,52 +1,154 @@
-// ForwardingTable: for each destination host, the set of equal-cost egress
-// ports, stored flat (CSR) so a lookup is two array reads.
+// ForwardingTable: a switch's FIB. For every destination host it gives the
+// set of equal-cost egress ports, and picks one per flow by a hash.
+//
+// Layout (sized by switches x attachment switches, not switches x hosts):
+//  - HostAttachments, shared by all switches, lists for every host the
+//    switches (or hosts) it is cabled to and through which ports.
+//  - Each switch stores, per *attachment group* (a switch with hosts on it,
+//    e.g. a leaf), the hop count to that switch and the id of an interned set
+//    of egress ports towards it. Sets are interned per switch, so a leaf's
+//    "all my uplinks" set is stored once however many leaves it leads to.
+//  - A destination attached to this very switch goes out of its own port(s).
+//  - Static routes (scenario overrides) replace all of the above for their
+//    destination.
 //
 // Contract:
-//  1. Built once, before the run, by the routing layer (topologies/routing.h)
-//     or from static routes; immutable while running.
-//  2. An empty set means "unreachable": the switch drops and counts.
+//  1. Built once, before the run, by topologies/routing.h; immutable while
+//     running. Lookups never allocate.
+//  2. An empty result means "unreachable": the switch drops and counts.
 //  3. select() picks within the set by a hash of the packet's flow fields and
 //     the switch's seed, so one flow always takes one port (ECMP, RFC 2992).
+//  4. A destination cabled to several groups (dual-homed) is reached through
+//     the nearest; ties are merged into one candidate list.
 #pragma once
 
 #include <cstdint>
+#include <limits>
+#include <memory>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/hash.h"
 
 namespace rdmasim {
 
+inline constexpr uint8_t kUnreachable = std::numeric_limits<uint8_t>::max();
+inline constexpr uint32_t kNoGroup = std::numeric_limits<uint32_t>::max();
+
+// Where each host is cabled. Shared, read-only configuration.
+struct HostAttachments {
+  struct Attachment {
+    uint32_t node;       // the switch (or host) at the other end
+    uint32_t node_port;  // its port towards the host
+    uint32_t host_port;  // the host's port
+    uint32_t group;      // attachment group id of `node`, or kNoGroup if it is a host
+  };
+  // attachments of host h: items[offsets[h] .. offsets[h+1])
+  std::vector<uint32_t> offsets;
+  std::vector<Attachment> items;
+
+  std::span<const Attachment> of(uint32_t host) const {
+    return {items.data() + offsets[host], offsets[host + 1] - offsets[host]};
+  }
+};
+
 class ForwardingTable {
  public:
   ForwardingTable() = default;
-  // sets[d] are the egress ports towards host d.
-  explicit ForwardingTable(const std::vector<std::vector<uint32_t>>& sets) {
-    offsets_.reserve(sets.size() + 1);
-    offsets_.push_back(0);
-    for (const auto& s : sets) {
-      ports_.insert(ports_.end(), s.begin(), s.end());
-      offsets_.push_back(static_cast<uint32_t>(ports_.size()));
+  ForwardingTable(uint32_t self, std::shared_ptr<const HostAttachments> hosts,
+                  std::vector<uint8_t> group_dist, std::vector<uint32_t> group_set,
+                  std::vector<uint32_t> set_offsets, std::vector<uint32_t> set_ports)
+      : self_(self),
+        hosts_(std::move(hosts)),
+        group_dist_(std::move(group_dist)),
+        group_set_(std::move(group_set)),
+        set_offsets_(std::move(set_offsets)),
+        set_ports_(std::move(set_ports)) {}
+
+  // A table of static routes only: routes[d] are the ports towards host d.
+  // For micro-networks in tests and hand-built switches.
+  static ForwardingTable from_static(const std::vector<std::vector<uint32_t>>& routes) {
+    ForwardingTable t;
+    for (uint32_t d = 0; d < routes.size(); ++d) t.set_static_route(d, routes[d]);
+    return t;
+  }
+
+  // Replaces the route to `dst` by a static list of ports (empty: drop).
+  void set_static_route(uint32_t dst, std::vector<uint32_t> ports) {
+    static_[dst] = std::move(ports);
+  }
+  bool has_static_routes() const { return !static_.empty(); }
+
+  // Hops from this switch to group g's switch (0 if it is this switch).
+  uint8_t group_distance(uint32_t g) const {
+    return g < group_dist_.size() ? group_dist_[g] : kUnreachable;
+  }
+  std::span<const uint32_t> group_ports(uint32_t g) const {
+    if (g >= group_set_.size() || group_set_[g] == kNoGroup) return {};
+    const uint32_t s = group_set_[g];
+    return {set_ports_.data() + set_offsets_[s], set_offsets_[s + 1] - set_offsets_[s]};
+  }
+  size_t num_port_sets() const { return set_offsets_.empty() ? 0 : set_offsets_.size() - 1; }
+
+  // Visits every candidate egress port towards `dst`, in a fixed order.
+  template <class F>
+  void for_each_port(uint32_t dst, F&& f) const {
+    if (!static_.empty()) {
+      if (auto it = static_.find(dst); it != static_.end()) {
+        for (uint32_t p : it->second) f(p);
+        return;
+      }
+    }
+    if (!hosts_ || dst + 1 >= hosts_->offsets.size()) return;
+    const auto atts = hosts_->of(dst);
+    bool direct = false;
+    for (const auto& a : atts) {
+      if (a.node == self_) {
+        f(a.node_port);
+        direct = true;
+      }
+    }
+    if (direct) return;
+    uint8_t best = kUnreachable;
+    for (const auto& a : atts) {
+      if (a.group != kNoGroup && group_distance(a.group) < best) best = group_distance(a.group);
+    }
+    if (best == kUnreachable) return;
+    for (const auto& a : atts) {
+      if (a.group != kNoGroup && group_distance(a.group) == best) {
+        for (uint32_t p : group_ports(a.group)) f(p);
+      }
     }
   }
 
-  size_t num_destinations() const { return offsets_.empty() ? 0 : offsets_.size() - 1; }
-  std::span<const uint32_t> ports(uint32_t dst) const {
-    if (dst + 1 >= offsets_.size()) return {};
-    return {ports_.data() + offsets_[dst], offsets_[dst + 1] - offsets_[dst]};
+  // Number of equal-cost ports towards dst.
+  uint32_t count(uint32_t dst) const {
+    uint32_t n = 0;
+    for_each_port(dst, [&](uint32_t) { ++n; });
+    return n;
   }
 
-  // Egress port for a packet to `dst`, or -1 if unreachable.
+  // Egress port for a packet to `dst` with flow key `flow_key`, or -1.
   int64_t select(uint32_t dst, uint64_t flow_key) const {
-    auto set = ports(dst);
-    if (set.empty()) return -1;
-    if (set.size() == 1) return set[0];
-    return set[mix64(flow_key) % set.size()];
+    const uint32_t n = count(dst);
+    if (n == 0) return -1;
+    uint64_t pick = n == 1 ? 0 : mix64(flow_key) % n;
+    int64_t chosen = -1;
+    for_each_port(dst, [&](uint32_t p) {
+      if (pick-- == 0) chosen = p;
+    });
+    return chosen;
   }
 
  private:
-  std::vector<uint32_t> offsets_;
-  std::vector<uint32_t> ports_;
+  uint32_t self_ = 0;
+  std::shared_ptr<const HostAttachments> hosts_;
+  std::vector<uint8_t> group_dist_;
+  std::vector<uint32_t> group_set_;
+  std::vector<uint32_t> set_offsets_;
+  std::vector<uint32_t> set_ports_;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> static_;
 };
 
 }  // namespace rdmasim

@@ -24,8 +24,8 @@ FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<Flow
     // RoCE v2 NICs derive the UDP source port from the QP: a 16-bit value
     // that gives every QP its own ECMP entropy.
     const auto sport = static_cast<uint32_t>(mix64((uint64_t{f.src} << 32) | qs) & 0xFFFF);
-    src.qp(qs).connect(f.dst, qd, sport);
-    dst.qp(qd).connect(f.src, qs, sport);
+    src.connect_qp(qs, f.dst, qd, sport);
+    dst.connect_qp(qd, f.src, qs, sport);
     qpn_[i] = qs;
     records_[i].id = i;
   }

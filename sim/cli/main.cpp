@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,7 @@ po::options_description options_for(const std::string& command) {
   po::options_description opts;
   opts.add_options()("file", po::value<std::string>(), "scenario file")(
       "set", po::value<std::vector<std::string>>()->composing(),
-      "override a scenario key: PATH=VALUE (repeatable)")("seed", po::value<uint64_t>(),
+      "override a scenario key: PATH=VALUE (repeatable)")("seed", po::value<std::string>(),
                                                           "override the scenario's seed");
   if (command == "run") {
     opts.add_options()("out", po::value<std::string>(), "folder for every artefact of the run")(
@@ -70,7 +71,16 @@ Args parse(const std::string& command, int argc, char** argv) {
                         " scenarios/quickstart.json)");
   a.file = vm["file"].as<std::string>();
   if (vm.count("set")) a.sets = vm["set"].as<std::vector<std::string>>();
-  if (vm.count("seed")) a.seed = vm["seed"].as<uint64_t>();
+  if (vm.count("seed")) {
+    const std::string s = vm["seed"].as<std::string>();
+    const bool digits =
+        !s.empty() && s.size() <= 19 && s.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits) {
+      throw ScenarioError("--seed: \"" + s +
+                          "\" is not a seed (expected an integer from 0 to 9223372036854775807)");
+    }
+    a.seed = std::stoull(s);
+  }
   if (vm.count("out")) a.out = vm["out"].as<std::string>();
   if (vm.count("quiet")) a.quiet = vm["quiet"].as<bool>();
   return a;
@@ -91,8 +101,8 @@ int run(const Args& a) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
-    return bad_input("output.dir: cannot create \"" + sc.output.dir + "\": " + ec.message() +
-                     " (expected a writable folder)");
+    return bad_input(std::string(a.out.empty() ? "output.dir" : "--out") + ": cannot create \"" +
+                     sc.output.dir + "\": " + ec.message() + " (expected a writable folder)");
   }
   // Outputs of an earlier run must not pass for this run's if it fails.
   const fs::path summary_path = dir / "summary.json";

@@ -67,6 +67,16 @@ std::string JsonReader::path_of(const std::string& key) const {
 
 void JsonReader::fail(const std::string& key, const std::string& problem,
                       const std::string& expected) const {
+  // A required key that is missing is most often misspelt: if a key nobody
+  // asked for is a near miss of it, that key is the error to report.
+  if (problem == "missing" && value_ != nullptr && key.size() >= 3) {
+    for (const auto& [present, v] : value_->items()) {
+      if (known_.count(present) != 0) continue;
+      if (edit_distance(present, key) <= std::max<size_t>(1, key.size() / 3)) {
+        throw ScenarioError(path_of(present) + ": unknown key (did you mean \"" + key + "\"?)");
+      }
+    }
+  }
   throw ScenarioError(path_of(key) + ": " + problem + " (expected " + expected + ")");
 }
 
@@ -153,9 +163,10 @@ Time JsonReader::time(const std::string& key, std::optional<Time> def, Time min)
   } else {
     fail(key, show(*v) + " is " + type_name(*v), expected);
   }
-  if (t < min)
+  if (t < min) {
     fail(key, show(v ? *v : nlohmann::json(to_string(t))) + " is too small",
-         "at least " + to_string(min));
+         "a time of at least " + to_string(min));
+  }
   set_resolved(key, to_string(t));
   return t;
 }
@@ -180,9 +191,10 @@ Bytes JsonReader::bytes(const std::string& key, std::optional<Bytes> def, Bytes 
   } else {
     fail(key, show(*v) + " is not a size", expected);
   }
-  if (b < min)
+  if (b < min) {
     fail(key, show(v ? *v : nlohmann::json(b.count())) + " is too small",
-         "at least " + to_string(min));
+         "a size of at least " + std::to_string(min.count()) + " bytes");
+  }
   set_resolved(key, b.count() % 1024 == 0 && b.count() != 0 ? nlohmann::json(to_string(b))
                                                             : nlohmann::json(b.count()));
   return b;

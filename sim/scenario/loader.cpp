@@ -241,8 +241,8 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
   top.finish();
 
   sc.routes = compute_routes(sc.topology);
-  if (sc.routes.unreachable) {
-    const auto [a, b] = *sc.routes.unreachable;
+  if (sc.routes.unreachable()) {
+    const auto [a, b] = *sc.routes.unreachable();
     throw ScenarioError("topology: hosts \"" + sc.topology.node(sc.topology.hosts()[a]).name +
                         "\" and \"" + sc.topology.node(sc.topology.hosts()[b]).name +
                         "\" are not connected (expected a path between every pair of hosts)");

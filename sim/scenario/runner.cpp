@@ -40,6 +40,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     const TopoNode& n = topo.node(id);
     if (n.kind == NodeKind::kHost) {
       nics[n.host_index] = &sim.add<RdmaNic>(n.name, n.host_index, sc.fabric.nic, format);
+      nics[n.host_index]->set_egress_selector(&sc.routes);
       nodes[id] = nics[n.host_index];
     } else {
       switches.push_back(&sim.add<Switch>(n.name, sc.fabric.sw));
@@ -56,8 +57,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   }
   for (uint32_t id = 0; id < topo.nodes().size(); ++id) {
     if (topo.node(id).kind == NodeKind::kSwitch) {
-      static_cast<Switch*>(nodes[id])->set_forwarding_table(
-          ForwardingTable(sc.routes.next_hops[id]));
+      static_cast<Switch*>(nodes[id])->set_forwarding_table(sc.routes.table(id));
     }
   }
   auto& traffic = sim.add<FlowGenerator>("traffic", sc.flows, nics);

@@ -4,14 +4,24 @@
 
 using namespace rdmasim;
 
+namespace {
+std::vector<uint32_t> ports_of(const Routes& r, uint32_t node, uint32_t dst) {
+  std::vector<uint32_t> out;
+  r.table(node).for_each_port(dst, [&](uint32_t p) { out.push_back(p); });
+  return out;
+}
+const BitRate kRate = BitRate::gbps(100);
+const Time kDelay = Time::us(1);
+}  // namespace
+
 TEST_CASE("routing on a star: each switch port leads to its host", "[quick][routing]") {
   Topology t;
   const uint32_t sw = t.add_switch("sw0");
-  for (int i = 0; i < 4; ++i)
-    t.add_link(t.add_host("h" + std::to_string(i)), sw, BitRate::gbps(100), Time::us(1));
+  for (int i = 0; i < 4; ++i) t.add_link(t.add_host("h" + std::to_string(i)), sw, kRate, kDelay);
   const Routes r = compute_routes(t);
-  CHECK_FALSE(r.unreachable);
-  for (uint32_t h = 0; h < 4; ++h) CHECK(r.next_hops[sw][h] == std::vector<uint32_t>{h});
+  CHECK_FALSE(r.unreachable());
+  for (uint32_t h = 0; h < 4; ++h) CHECK(ports_of(r, sw, h) == std::vector<uint32_t>{h});
+  CHECK(r.switch_hops(0, 3) == 1u);
 }
 
 TEST_CASE("routing finds every equal-cost next hop, parallel links included", "[quick][routing]") {
@@ -20,28 +30,89 @@ TEST_CASE("routing finds every equal-cost next hop, parallel links included", "[
   const uint32_t h0 = t.add_host("h0"), h1 = t.add_host("h1");
   const uint32_t l0 = t.add_switch("l0"), l1 = t.add_switch("l1");
   const uint32_t s0 = t.add_switch("s0"), s1 = t.add_switch("s1");
-  const BitRate r = BitRate::gbps(100);
-  const Time d = Time::us(1);
-  t.add_link(h0, l0, r, d);  // l0 port 0
-  t.add_link(h1, l1, r, d);  // l1 port 0
-  t.add_link(l0, s0, r, d);  // l0 port 1
-  t.add_link(l0, s1, r, d);  // l0 port 2
-  t.add_link(l0, s1, r, d);  // l0 port 3
-  t.add_link(l1, s0, r, d);
-  t.add_link(l1, s1, r, d);
+  t.add_link(h0, l0, kRate, kDelay);  // l0 port 0
+  t.add_link(h1, l1, kRate, kDelay);  // l1 port 0
+  t.add_link(l0, s0, kRate, kDelay);  // l0 port 1
+  t.add_link(l0, s1, kRate, kDelay);  // l0 port 2
+  t.add_link(l0, s1, kRate, kDelay);  // l0 port 3
+  t.add_link(l1, s0, kRate, kDelay);
+  t.add_link(l1, s1, kRate, kDelay);
   const Routes routes = compute_routes(t);
-  CHECK(routes.next_hops[l0][1] == std::vector<uint32_t>{1, 2, 3});
-  CHECK(routes.next_hops[l0][0] == std::vector<uint32_t>{0});
-  CHECK(routes.next_hops[s1][0] == std::vector<uint32_t>{0, 1});  // both parallel links down
-  CHECK(routes.next_hops[s1][1] == std::vector<uint32_t>{2});
+  CHECK(ports_of(routes, l0, 1) == std::vector<uint32_t>{1, 2, 3});
+  CHECK(ports_of(routes, l0, 0) == std::vector<uint32_t>{0});
+  CHECK(ports_of(routes, s1, 0) == std::vector<uint32_t>{0, 1});  // both parallel links down
+  CHECK(ports_of(routes, s1, 1) == std::vector<uint32_t>{2});
+  CHECK(routes.switch_hops(0, 1) == 3u);
+  // The up-port set of l0 is stored once, whatever the number of leaves.
+  CHECK(routes.table(l0).num_port_sets() == 1);
+}
+
+TEST_CASE("routing skips failed links and keeps port numbers", "[quick][routing]") {
+  Topology t;
+  const uint32_t h0 = t.add_host("h0"), h1 = t.add_host("h1");
+  const uint32_t a = t.add_switch("a"), b = t.add_switch("b"), c = t.add_switch("c");
+  t.add_link(h0, a, kRate, kDelay);
+  t.add_link(h1, c, kRate, kDelay);
+  t.add_link(a, b, kRate, kDelay);                          // a port 1
+  const uint32_t direct = t.add_link(a, c, kRate, kDelay);  // a port 2
+  t.add_link(b, c, kRate, kDelay);
+  CHECK(ports_of(compute_routes(t), a, 1) == std::vector<uint32_t>{2});
+  t.fail_link(direct);
+  const Routes r = compute_routes(t);
+  CHECK(ports_of(r, a, 1) == std::vector<uint32_t>{1});
+  CHECK(r.switch_hops(0, 1) == 3u);
+}
+
+TEST_CASE("hosts never forward, and a host with two ports picks the shorter", "[quick][routing]") {
+  // Two "GPUs" g0 and g1 of one node share an NVSwitch; each also has a NIC
+  // port to its own rail leaf; the rail leaves meet at a spine.
+  Topology t;
+  const uint32_t g0 = t.add_host("g0"), g1 = t.add_host("g1");
+  const uint32_t nvs = t.add_switch("nvs", Tier::kNvSwitch);
+  const uint32_t r0 = t.add_switch("rail0", Tier::kLeaf), r1 = t.add_switch("rail1", Tier::kLeaf);
+  const uint32_t sp = t.add_switch("spine", Tier::kSpine);
+  t.add_link(g0, r0, kRate, kDelay);   // g0 port 0: NIC
+  t.add_link(g0, nvs, kRate, kDelay);  // g0 port 1: NVLink
+  t.add_link(g1, r1, kRate, kDelay);
+  t.add_link(g1, nvs, kRate, kDelay);
+  t.add_link(r0, sp, kRate, kDelay);
+  t.add_link(r1, sp, kRate, kDelay);
+  const Routes r = compute_routes(t);
+  CHECK_FALSE(r.unreachable());
+  CHECK(r.switch_hops(0, 1) == 1u);  // through the NVSwitch
+  CHECK(r.egress_port(0, 1, 12345) == 1);
+  CHECK(r.egress_port_count(0, 1) == 1);
+  // The rail leaf reaches g1 through the spine, never through g0 and the NVSwitch.
+  CHECK(ports_of(r, r0, 1) == std::vector<uint32_t>{1});
+  // The NVSwitch cannot reach anything but its own GPUs: there is no path
+  // that does not cross a host.
+  CHECK(ports_of(r, nvs, 0) == std::vector<uint32_t>{0});
+}
+
+TEST_CASE("static routes replace computed ones for their destination", "[quick][routing]") {
+  Topology t;
+  const uint32_t sw = t.add_switch("sw0");
+  for (int i = 0; i < 3; ++i) t.add_link(t.add_host("h" + std::to_string(i)), sw, kRate, kDelay);
+  const Routes r = compute_routes(t, {StaticRoute{sw, 2, {0, 1}}});
+  CHECK(ports_of(r, sw, 2) == std::vector<uint32_t>{0, 1});
+  CHECK(ports_of(r, sw, 1) == std::vector<uint32_t>{1});
 }
 
 TEST_CASE("routing reports a disconnected pair of hosts", "[quick][routing]") {
   Topology t;
   const uint32_t a = t.add_switch("a"), b = t.add_switch("b");
-  t.add_link(t.add_host("h0"), a, BitRate::gbps(100), Time::us(1));
-  t.add_link(t.add_host("h1"), b, BitRate::gbps(100), Time::us(1));
+  t.add_link(t.add_host("h0"), a, kRate, kDelay);
+  t.add_link(t.add_host("h1"), b, kRate, kDelay);
+  t.add_link(t.add_host("h2"), b, kRate, kDelay);
   const Routes r = compute_routes(t);
-  REQUIRE(r.unreachable);
-  CHECK(r.unreachable->first != r.unreachable->second);
+  REQUIRE(r.unreachable());
+  CHECK(*r.unreachable() == std::make_pair(0u, 1u));
+}
+
+TEST_CASE("two hosts cabled to each other are reachable without a switch", "[quick][routing]") {
+  Topology t;
+  t.add_link(t.add_host("a"), t.add_host("b"), kRate, kDelay);
+  const Routes r = compute_routes(t);
+  CHECK_FALSE(r.unreachable());
+  CHECK(r.switch_hops(0, 1) == 0u);
 }

@@ -26,8 +26,8 @@ struct Pair {
     b.set_completion_handler(&log);
     qa = a.create_qp();
     qb = b.create_qp();
-    a.qp(qa).connect(1, qb, 0x1234);
-    b.qp(qb).connect(0, qa, 0x1234);
+    a.connect_qp(qa, 1, qb, 0x1234);
+    b.connect_qp(qb, 0, qa, 0x1234);
   }
   Simulation sim;
   NicConfig cfg;
@@ -105,8 +105,8 @@ TEST_CASE("active QPs share the port round robin", "[quick][nic]") {
   Pair p;
   const uint32_t q2a = p.a.create_qp();
   const uint32_t q2b = p.b.create_qp();
-  p.a.qp(q2a).connect(1, q2b, 0x99);
-  p.b.qp(q2b).connect(0, q2a, 0x99);
+  p.a.connect_qp(q2a, 1, q2b, 0x99);
+  p.b.connect_qp(q2b, 0, q2a, 0x99);
   p.sim.setup();
   p.a.post(p.qa, WorkRequest{1, Verb::kWrite, 40 * 4096});
   p.a.post(q2a, WorkRequest{2, Verb::kWrite, 40 * 4096});

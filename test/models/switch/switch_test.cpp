@@ -27,12 +27,12 @@ struct Star {
       cables.push_back(connect(sim, *nics.back(), *sw, rate, delay));
       routes.push_back({cables.back().b_port});
     }
-    sw->set_forwarding_table(ForwardingTable(routes));
+    sw->set_forwarding_table(ForwardingTable::from_static(routes));
   }
   void flow(int src, int dst, int64_t bytes) {
     const uint32_t qs = nics[src]->create_qp(), qd = nics[dst]->create_qp();
-    nics[src]->qp(qs).connect(dst, qd, 100 + src);
-    nics[dst]->qp(qd).connect(src, qs, 100 + src);
+    nics[src]->connect_qp(qs, dst, qd, 100 + src);
+    nics[dst]->connect_qp(qd, src, qs, 100 + src);
     pending.push_back({src, qs, bytes});
   }
   void run() {
@@ -101,7 +101,7 @@ TEST_CASE("two senders into one port: the egress queue builds and drains", "[qui
 
 TEST_CASE("a packet with no route is dropped and counted", "[quick][switch]") {
   Star s(2, SwitchConfig{}, BitRate::gbps(100), Time::us(1));
-  s.sw->set_forwarding_table(ForwardingTable(std::vector<std::vector<uint32_t>>{{0}, {}}));
+  s.sw->set_forwarding_table(ForwardingTable::from_static({{0}, {}}));
   s.flow(0, 1, 4096);
   s.run();
   CHECK(s.log.sent.empty());

@@ -1,0 +1,152 @@
+#!/bin/sh
+# check_cli.sh RDMASIM_BINARY SOURCE_DIR CHECK
+#
+# Command-line checks of rdmasim (docs/scenario.md, "Exit codes"). CHECK is one
+# of: version, no-arguments, unknown-command, set-without-equals,
+# out-inside-file, good-run, deterministic. Exit status 0 if the check holds,
+# 1 otherwise (with a message saying what was seen).
+set -u
+
+if [ "$#" -ne 3 ]; then
+  echo "usage: check_cli.sh RDMASIM_BINARY SOURCE_DIR CHECK" >&2
+  exit 1
+fi
+rdmasim=$1
+src=$2
+check=$3
+python=/usr/bin/python3
+quickstart=$src/scenarios/quickstart.json
+
+fail() {
+  echo "FAIL cli $check: $*" >&2
+  exit 1
+}
+
+case $rdmasim in /*) ;; *) rdmasim=$(pwd)/$rdmasim ;; esac
+case $src in /*) ;; *) src=$(pwd)/$src ;; esac
+[ -x "$rdmasim" ] || fail "$rdmasim is not an executable"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rdmasim-cli.XXXXXX") || fail "mktemp failed"
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+mkdir "$tmp/cwd"
+
+# Runs rdmasim in a scratch folder; sets $code, leaves $tmp/stdout, $tmp/stderr.
+run() {
+  (cd "$tmp/cwd" && "$rdmasim" "$@") >"$tmp/stdout" 2>"$tmp/stderr"
+  code=$?
+  shown="rdmasim $*"
+}
+
+dump() {
+  echo "--- stdout of $shown:" >&2
+  cat "$tmp/stdout" >&2
+  echo "--- stderr of $shown:" >&2
+  cat "$tmp/stderr" >&2
+}
+
+expect_code() {
+  [ "$code" -eq "$1" ] || {
+    dump
+    fail "$shown: exit code $code (expected $1)"
+  }
+}
+
+# stderr is exactly one line, "rdmasim: error: ...", containing $1 (if given).
+expect_error_line() {
+  lines=$(wc -l <"$tmp/stderr")
+  if [ "$lines" -ne 1 ] || [ "$(tail -c 1 "$tmp/stderr" | wc -l)" -ne 1 ]; then
+    dump
+    fail "$shown: stderr has $lines line(s) (expected exactly one error line)"
+  fi
+  line=$(cat "$tmp/stderr")
+  case $line in
+    "rdmasim: error: "*) ;;
+    *) fail "$shown: stderr does not start with \"rdmasim: error: \": $line" ;;
+  esac
+  case $line in
+    *"${1:-}"*) ;;
+    *) fail "$shown: error line lacks \"$1\": $line" ;;
+  esac
+  [ ! -s "$tmp/stdout" ] || {
+    dump
+    fail "$shown: printed to stdout (expected nothing)"
+  }
+}
+
+# A good run into $1; checks outputs.
+good_run() {
+  run run "$quickstart" --out "$1" --set 'traffic[0].size=64MiB' --quiet
+  expect_code 0
+  [ -f "$1/summary.json" ] || fail "$shown: no $1/summary.json"
+  [ -f "$1/trace.h5" ] || fail "$shown: no $1/trace.h5"
+  leaked=$(find "$1" -name '*.tmp' | head -n 5)
+  [ -z "$leaked" ] || fail "$shown: temporary files left behind: $leaked"
+  "$python" - "$1/summary.json" <<'EOF' || fail "$shown: summary.json is not a complete run"
+import json, sys
+with open(sys.argv[1]) as f:
+    s = json.load(f)
+if s.get("status") != "complete":
+    sys.exit("status is %r (expected \"complete\")" % s.get("status"))
+EOF
+}
+
+case $check in
+  version)
+    run --version
+    expect_code 0
+    case $(cat "$tmp/stdout") in
+      "rdmasim "*) ;;
+      *) dump; fail "--version does not print \"rdmasim \"" ;;
+    esac
+    ;;
+  no-arguments)
+    run
+    expect_code 2
+    [ ! -s "$tmp/stdout" ] || { dump; fail "printed to stdout (expected usage on stderr)"; }
+    [ -s "$tmp/stderr" ] || fail "printed nothing on stderr (expected the usage)"
+    ;;
+  unknown-command)
+    run runn "$quickstart"
+    expect_code 2
+    expect_error_line 'unknown command "runn"'
+    ;;
+  set-without-equals)
+    run run "$quickstart" --out "$tmp/out" --set fabric.mtu --quiet
+    expect_code 2
+    expect_error_line "--set fabric.mtu"
+    [ ! -e "$tmp/out" ] || fail "$shown: created $tmp/out (expected nothing written)"
+    ;;
+  out-inside-file)
+    : >"$tmp/file"
+    run run "$quickstart" --out "$tmp/file/out" --quiet
+    expect_code 2
+    expect_error_line "$tmp/file/out"
+    ;;
+  good-run)
+    good_run "$tmp/out"
+    ;;
+  deterministic)
+    good_run "$tmp/a"
+    good_run "$tmp/b"
+    cmp "$tmp/a/trace.h5" "$tmp/b/trace.h5" || fail "trace.h5 differs between two identical runs"
+    "$python" - "$tmp/a/summary.json" "$tmp/b/summary.json" <<'EOF' ||
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for s in (a, b):
+    if "run" not in s:
+        sys.exit("summary.json has no \"run\" object")
+    del s["run"]
+if a != b:
+    for k in sorted(set(a) | set(b)):
+        if a.get(k) != b.get(k):
+            print("differs at %r: %r vs %r" % (k, a.get(k), b.get(k)), file=sys.stderr)
+    sys.exit(1)
+EOF
+      fail "summary.json differs (outside \"run\") between two identical runs"
+    ;;
+  *)
+    fail "unknown check (expected version, no-arguments, unknown-command, set-without-equals, out-inside-file, good-run or deterministic)"
+    ;;
+esac
+exit 0
