@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""Run the fixed rdmasim benchmark scenarios and report speed and memory as JSON.
+
+    bench/run.py [--binary PATH] [--baseline PATH] [--repeat N]
+                 [--scenario NAME ...] [--json OUT]
+
+Every scenario is run N times with the candidate binary and, with --baseline,
+N times with the baseline binary, interleaved (A B A B ...) so that machine
+noise hits both alike. One JSON document goes to stdout (and to --json OUT);
+progress and warnings go to stderr. Python 3 standard library only.
+
+See bench/README.md.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+SCENARIO_DIR = BENCH_DIR / "scenarios"
+DEFAULT_BINARY = REPO_ROOT / "build" / "sim" / "cli" / "rdmasim"
+
+# Counts the simulator reports; equal for every run of one binary.
+COUNTS = ("events", "packet_hops", "data_packet_hops", "sim_time_ps")
+# Per-second figures whose candidate/baseline ratio is reported (> 1: faster).
+RATES = ("events_per_second", "packet_hops_per_second", "data_packet_hops_per_second")
+# Costs whose candidate/baseline ratio is reported (< 1: cheaper).
+COSTS = ("wall_seconds", "sim_wall_seconds", "cpu_seconds", "peak_rss_bytes")
+
+
+class BenchError(Exception):
+    """A problem that ends the benchmark with a message and exit code 1."""
+
+
+def list_scenarios():
+    return sorted(SCENARIO_DIR.glob("*.json"))
+
+
+def select_scenarios(names):
+    available = list_scenarios()
+    if not available:
+        raise BenchError(f"no scenarios in {SCENARIO_DIR}")
+    if not names:
+        return available
+    chosen = []
+    for name in names:
+        path = Path(name)
+        if path.suffix == ".json" and path.is_file():
+            chosen.append(path.resolve())
+            continue
+        exact = [p for p in available if p.stem == name]
+        prefix = [p for p in available if p.stem.startswith(name)]
+        match = exact or prefix
+        if len(match) != 1:
+            known = ", ".join(p.stem for p in available)
+            what = "is ambiguous" if match else "matches no scenario"
+            raise BenchError(f"--scenario {name!r} {what} (known: {known})")
+        if match[0] not in chosen:
+            chosen.append(match[0])
+    return chosen
+
+
+def check_binary(path, role):
+    p = Path(path).expanduser()
+    if not p.is_absolute():
+        p = Path.cwd() / p
+    if not p.is_file():
+        hint = ""
+        if role == "candidate" and p == DEFAULT_BINARY:
+            hint = (f"\n  build it first: cmake -S {REPO_ROOT} -B {REPO_ROOT / 'build'} "
+                    f"-DCMAKE_BUILD_TYPE=Release && cmake --build {REPO_ROOT / 'build'} "
+                    "--target rdmasim\n  or point --binary at another build")
+        raise BenchError(f"{role} binary not found: {p}{hint}")
+    if not os.access(p, os.X_OK):
+        raise BenchError(f"{role} binary is not executable: {p}")
+    return p
+
+
+def exit_code_of(status):
+    if hasattr(os, "waitstatus_to_exitcode"):
+        return os.waitstatus_to_exitcode(status)
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+def run_once(binary, scenario, role):
+    """Runs one scenario once; returns the figures of that run."""
+    with tempfile.TemporaryDirectory(prefix="rdmasim-bench-") as tmp:
+        out_dir = Path(tmp) / "out"
+        stderr_path = Path(tmp) / "stderr.txt"
+        cmd = [str(binary), "run", str(scenario), "--out", str(out_dir), "--quiet"]
+        with open(stderr_path, "wb") as err:
+            start = time.perf_counter()
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=err)
+            # wait4 gives this child's own rusage: its peak RSS, not the
+            # largest of all children so far as RUSAGE_CHILDREN would.
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - start
+        proc.returncode = exit_code_of(status)
+        if proc.returncode != 0:
+            tail = stderr_path.read_text(errors="replace").strip()[-2000:]
+            raise BenchError(f"{role} run of {scenario.stem} failed with exit code "
+                             f"{proc.returncode}: {' '.join(cmd)}"
+                             + (f"\n{tail}" if tail else ""))
+        summary_path = out_dir / "summary.json"
+        try:
+            with open(summary_path) as f:
+                summary = json.load(f)
+        except (OSError, ValueError) as e:
+            raise BenchError(f"{role} run of {scenario.stem}: cannot read {summary_path}: {e}")
+    if summary.get("status") != "complete":
+        raise BenchError(f"{role} run of {scenario.stem} ended with status "
+                         f"{summary.get('status')!r}, expected 'complete'")
+    inner = summary.get("run", {})
+    try:
+        sim_wall = float(inner["wall_seconds"])
+        figures = {k: summary[k] for k in COUNTS}
+    except (KeyError, TypeError, ValueError) as e:
+        raise BenchError(f"{role} run of {scenario.stem}: summary.json lacks {e}")
+    figures.update({
+        "fingerprint": summary.get("fingerprint"),
+        "version": summary.get("version"),
+        "git_revision": summary.get("git_revision"),
+        "wall_seconds": wall,
+        "sim_wall_seconds": sim_wall,
+        # ru_maxrss is in KiB on Linux.
+        "peak_rss_bytes": usage.ru_maxrss * 1024,
+        "sim_peak_rss_bytes": inner.get("peak_rss_bytes"),
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,
+    })
+    return figures
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def summarize(runs):
+    """Medians over the repeats of one binary on one scenario."""
+    first = runs[0]
+    out = {k: first[k] for k in COUNTS}
+    out["fingerprint"] = first["fingerprint"]
+    out["wall_seconds"] = median(r["wall_seconds"] for r in runs)
+    out["sim_wall_seconds"] = median(r["sim_wall_seconds"] for r in runs)
+    out["cpu_seconds"] = median(r["cpu_seconds"] for r in runs)
+    for rate, count in zip(RATES, ("events", "packet_hops", "data_packet_hops")):
+        out[rate] = median(r[count] / r["sim_wall_seconds"] if r["sim_wall_seconds"] > 0
+                           else None for r in runs)
+    out["peak_rss_bytes"] = median(r["peak_rss_bytes"] for r in runs)
+    out["sim_peak_rss_bytes"] = median(r["sim_peak_rss_bytes"] for r in runs)
+    out["deterministic"] = all(
+        r["fingerprint"] == first["fingerprint"] and all(r[k] == first[k] for k in COUNTS)
+        for r in runs)
+    for k in ("wall_seconds", "sim_wall_seconds", "cpu_seconds"):
+        out[k] = round(out[k], 4)
+    for k in RATES:
+        out[k] = round(out[k]) if out[k] is not None else None
+    for k in ("peak_rss_bytes", "sim_peak_rss_bytes"):
+        out[k] = round(out[k]) if out[k] is not None else None
+    # Best run (noise only ever adds time): a second view next to the medians.
+    best = min(runs, key=lambda r: r["sim_wall_seconds"])
+    out["best"] = {"sim_wall_seconds": round(best["sim_wall_seconds"], 4)}
+    for rate, count in zip(RATES, ("events", "packet_hops", "data_packet_hops")):
+        out["best"][rate] = (round(best[count] / best["sim_wall_seconds"])
+                             if best["sim_wall_seconds"] > 0 else None)
+    out["runs"] = [{"wall_seconds": round(r["wall_seconds"], 4),
+                    "sim_wall_seconds": round(r["sim_wall_seconds"], 4),
+                    "peak_rss_bytes": r["peak_rss_bytes"]} for r in runs]
+    return out
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return round(a / b, 4)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description="Run the fixed rdmasim benchmark scenarios; print JSON.")
+    parser.add_argument("--binary", default=str(DEFAULT_BINARY),
+                        help="candidate rdmasim binary (default: %(default)s)")
+    parser.add_argument("--baseline", help="baseline rdmasim binary to compare against")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs per scenario and binary (default: 3)")
+    parser.add_argument("--scenario", nargs="+", action="extend", metavar="NAME",
+                        help="scenario name, unique prefix or .json path "
+                             "(default: every file in bench/scenarios)")
+    parser.add_argument("--json", metavar="OUT", help="also write the JSON document here")
+    args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+
+    try:
+        binaries = [("candidate", check_binary(args.binary, "candidate"))]
+        if args.baseline:
+            binaries.append(("baseline", check_binary(args.baseline, "baseline")))
+        scenarios = select_scenarios(args.scenario)
+
+        doc = {
+            "tool": "rdmasim bench/run.py",
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "host": {"machine": platform.machine(), "system": platform.system(),
+                     "release": platform.release(), "cpus": os.cpu_count(),
+                     "python": platform.python_version()},
+            "repeat": args.repeat,
+            "interleaved": len(binaries) > 1,
+            "binaries": {role: {"path": str(path)} for role, path in binaries},
+            "notes": ("wall_seconds and peak_rss_bytes: the whole process, measured "
+                      "by this script (medians). sim_wall_seconds, sim_peak_rss_bytes and "
+                      "the *_per_second figures: the simulation loop alone, as the binary "
+                      "reports in summary.json run{} (medians). best: the fastest run. "
+                      "cpu_seconds: user+system time of the process. ratios are "
+                      "candidate/baseline: above 1 is faster for *_per_second, "
+                      "below 1 is cheaper for wall and memory."),
+            "scenarios": [],
+        }
+
+        for scenario in scenarios:
+            with open(scenario) as f:
+                name = json.load(f).get("name", scenario.stem)
+            runs = {role: [] for role, _ in binaries}
+            for i in range(args.repeat):
+                for role, path in binaries:  # A B A B ...
+                    r = run_once(path, scenario, role)
+                    runs[role].append(r)
+                    doc["binaries"][role].setdefault("version", r["version"])
+                    doc["binaries"][role].setdefault("git_revision", r["git_revision"])
+                    print(f"{name}: {role} {i + 1}/{args.repeat}: "
+                          f"{r['wall_seconds']:.3f} s wall, "
+                          f"{r['packet_hops'] / r['sim_wall_seconds'] / 1e6:.2f} M packet-hops/s, "
+                          f"{r['peak_rss_bytes'] / 2**20:.1f} MiB",
+                          file=sys.stderr, flush=True)
+
+            entry = {"name": name, "file": os.path.relpath(scenario, REPO_ROOT)}
+            for role, _ in binaries:
+                entry[role] = summarize(runs[role])
+            if args.baseline:
+                cand, base = entry["candidate"], entry["baseline"]
+                entry["ratios"] = {k: ratio(cand[k], base[k]) for k in RATES + COSTS}
+                entry["ratios_best"] = {k: ratio(cand["best"][k], base["best"][k])
+                                        for k in RATES + ("sim_wall_seconds",)}
+                entry["same_results"] = (
+                    all(r["events"] == base["events"] and r["fingerprint"] == base["fingerprint"]
+                        for r in runs["candidate"] + runs["baseline"]))
+                if not entry["same_results"]:
+                    print(f"WARNING: {name}: candidate and baseline differ in events or "
+                          f"fingerprint (candidate {cand['events']} events, "
+                          f"{cand['fingerprint']}; baseline {base['events']} events, "
+                          f"{base['fingerprint']})", file=sys.stderr)
+            for role, _ in binaries:
+                if not entry[role]["deterministic"]:
+                    print(f"WARNING: {name}: {role} gave different results across repeats",
+                          file=sys.stderr)
+            doc["scenarios"].append(entry)
+
+        if args.baseline:
+            doc["same_results"] = all(s["same_results"] for s in doc["scenarios"])
+    except BenchError as e:
+        print(f"bench/run.py: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("bench/run.py: interrupted", file=sys.stderr)
+        return 130
+
+    text = json.dumps(doc, indent=2) + "\n"
+    sys.stdout.write(text)
+    if args.json:
+        out = Path(args.json)
+        if out.parent and not out.parent.exists():
+            out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(text)
+        shutil.move(str(tmp), str(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
