@@ -40,6 +40,12 @@ enum class Tier : uint8_t {
 };
 const char* to_string(Tier t);
 
+// Rate and propagation delay of a cable (both directions).
+struct LinkSpec {
+  BitRate rate = BitRate::gbps(400);
+  Time delay = Time::us(1);
+};
+
 struct TopoNode {
   std::string name;
   NodeKind kind;

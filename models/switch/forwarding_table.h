@@ -53,6 +53,14 @@ struct HostAttachments {
   }
 };
 
+// The ECMP flow key of a packet at a switch: the 5-tuple in effect (source and
+// destination host, and the UDP source port that RoCE v2 fills with per-QP
+// entropy), salted with the switch's own seed so that switches do not all
+// make the same choice (hash polarisation).
+inline uint64_t ecmp_key(uint64_t switch_seed, uint32_t src, uint32_t dst, uint32_t flow_hash) {
+  return switch_seed ^ (uint64_t{src} << 40) ^ (uint64_t{dst} << 20) ^ flow_hash;
+}
+
 class ForwardingTable {
  public:
   ForwardingTable() = default;

@@ -21,10 +21,7 @@ void Switch::receive(uint32_t /*port*/, PacketHandle p) {
 }
 
 void Switch::forward(PacketHandle p) {
-  // The flow key stands for the 5-tuple: addresses, and the UDP source port
-  // that RoCE v2 fills with per-QP entropy.
-  const uint64_t key =
-      ecmp_seed_ ^ (uint64_t{p->src} << 40) ^ (uint64_t{p->dst} << 20) ^ p->flow_hash;
+  const uint64_t key = ecmp_key(ecmp_seed_, p->src, p->dst, p->flow_hash);
   const int64_t egress = fib_.select(p->dst, key);
   if (egress < 0) {
     ++counters_.dropped_no_route;

@@ -16,6 +16,7 @@
 #include "sim/output/version.h"
 #include "sim/scenario/runner.h"
 #include "sim/scenario/scenario_error.h"
+#include "topologies/export.h"
 
 namespace po = boost::program_options;
 using namespace rdmasim;
@@ -28,6 +29,7 @@ constexpr int kExitBadInput = 2;
 const char* kUsage =
     "usage: rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--quiet]\n"
     "       rdmasim validate FILE [--set PATH=VALUE]... [--seed N]\n"
+    "       rdmasim topo FILE [--summary] [--dot PATH|-] [--set PATH=VALUE]...\n"
     "       rdmasim --version | --help\n";
 
 int bad_input(const std::string& line) {
@@ -42,6 +44,8 @@ struct Args {
   std::vector<std::string> sets;
   std::optional<uint64_t> seed;
   bool quiet = false;
+  std::string dot;
+  bool summary = false;
 };
 
 po::options_description options_for(const std::string& command) {
@@ -53,6 +57,11 @@ po::options_description options_for(const std::string& command) {
   if (command == "run") {
     opts.add_options()("out", po::value<std::string>(), "folder for every artefact of the run")(
         "quiet,q", po::bool_switch(), "print nothing but errors");
+  }
+  if (command == "topo") {
+    opts.add_options()("dot", po::value<std::string>(),
+                       "write the topology as Graphviz to PATH (- for stdout)")(
+        "summary", po::bool_switch(), "print counts per tier, links per rate, bisection bandwidth");
   }
   return opts;
 }
@@ -83,6 +92,8 @@ Args parse(const std::string& command, int argc, char** argv) {
   }
   if (vm.count("out")) a.out = vm["out"].as<std::string>();
   if (vm.count("quiet")) a.quiet = vm["quiet"].as<bool>();
+  if (vm.count("dot")) a.dot = vm["dot"].as<std::string>();
+  if (vm.count("summary")) a.summary = vm["summary"].as<bool>();
   return a;
 }
 
@@ -142,6 +153,20 @@ int validate(const Args& a) {
   return 0;
 }
 
+int topo(const Args& a) {
+  const Scenario sc = load(a);
+  if (!a.dot.empty()) {
+    const std::string dot = to_dot(sc.topology, sc.name);
+    if (a.dot == "-") {
+      std::cout << dot;
+    } else {
+      write_file_atomic(a.dot, dot);
+    }
+  }
+  if (a.summary || a.dot.empty()) std::cout << topology_summary(sc.topology, sc.topology_info);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -155,16 +180,19 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "--help" || command == "-h" || command == "help") {
-    std::cout << kUsage << "\n"
-              << options_for("run") << "\nSee docs/scenario.md for the scenario format.\n";
+    std::cout
+        << kUsage << "\n"
+        << "run options:" << options_for("run") << "\ntopo options:" << options_for("topo")
+        << "\nSee docs/cli.md for the commands and docs/scenario.md for the scenario format.\n";
     return 0;
   }
-  if (command != "run" && command != "validate") {
+  if (command != "run" && command != "validate" && command != "topo") {
     return bad_input("unknown command \"" + command +
-                     "\" (expected run, validate, --version or --help)");
+                     "\" (expected run, validate, topo, --version or --help)");
   }
   try {
     const Args a = parse(command, argc - 1, argv + 1);
+    if (command == "topo") return topo(a);
     return command == "run" ? run(a) : validate(a);
   } catch (const ScenarioError& e) {
     return bad_input(e.what());

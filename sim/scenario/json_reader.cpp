@@ -237,6 +237,24 @@ std::vector<const nlohmann::json*> JsonReader::array(const std::string& key, boo
   }
   if (!v->is_array()) fail(key, show(*v) + " is " + type_name(*v), "an array");
   for (const auto& e : *v) out.push_back(&e);
+  set_resolved(key, *v);
+  return out;
+}
+
+std::vector<JsonReader> JsonReader::objects(const std::string& key, bool required) {
+  const auto items = array(key, required);
+  nlohmann::json* arr = nullptr;
+  if (resolved_ != nullptr) {
+    arr = &(*resolved_)[key];
+    *arr = nlohmann::json::array();
+    for (size_t i = 0; i < items.size(); ++i) arr->push_back(nlohmann::json::object());
+  }
+  std::vector<JsonReader> out;
+  out.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    out.emplace_back(items[i], path_of(key) + "[" + std::to_string(i) + "]",
+                     arr != nullptr ? &(*arr)[i] : nullptr);
+  }
   return out;
 }
 

@@ -51,8 +51,13 @@ class JsonReader {
 
   // A nested object (absent reads as empty).
   JsonReader object(const std::string& key);
-  // The elements of an array (absent reads as empty when not required).
+  // The elements of an array (absent reads as empty when not required); the
+  // array is copied as given into the resolved scenario.
   std::vector<const nlohmann::json*> array(const std::string& key, bool required);
+  // An array of objects, one reader each, resolved element by element.
+  std::vector<JsonReader> objects(const std::string& key, bool required);
+  // Records `v` as the resolved value of `key` (for values read through raw()).
+  void resolve(const std::string& key, nlohmann::json v) { set_resolved(key, std::move(v)); }
 
   // Reports keys nobody read.
   void finish();

@@ -6,6 +6,7 @@
 
 #include "sim/hash.h"
 #include "sim/scenario/json_reader.h"
+#include "sim/scenario/loader_parts.h"
 #include "sim/scenario/overrides.h"
 #include "sim/scenario/scenario.h"
 
@@ -20,20 +21,6 @@ std::string hex64(uint64_t v) {
   return buf;
 }
 
-// Reads "rate" and "delay" of a link or of link defaults.
-LinkParams read_link(JsonReader& r, const LinkParams& def) {
-  LinkParams l;
-  l.rate = r.rate("rate", def.rate);
-  l.delay = r.time("delay", def.delay, Time::ps(1));
-  return l;
-}
-
-LinkParams read_link_object(JsonReader r, const LinkParams& def) {
-  LinkParams l = read_link(r, def);
-  r.finish();
-  return l;
-}
-
 void read_fabric(JsonReader r, FabricConfig& f) {
   f.transport =
       r.choice<Transport>("transport", {{"roce_v2", Transport::kRoceV2}}, Transport::kRoceV2);
@@ -46,7 +33,7 @@ void read_fabric(JsonReader r, FabricConfig& f) {
     f.vlan = roce.boolean("vlan", false);
     roce.finish();
   }
-  f.link = read_link_object(r.object("link"), LinkParams{});
+  f.link = read_link_object(r.object("link"), LinkSpec{});
   {
     JsonReader nic = r.object("nic");
     f.nic.ack_interval = static_cast<int>(nic.integer("ack_interval", 1, 1, 1'000'000));
@@ -72,73 +59,7 @@ void read_fabric(JsonReader r, FabricConfig& f) {
   }
 }
 
-// Reads an array of unique node names into the topology.
-std::vector<uint32_t> read_names(JsonReader& r, const std::string& key, bool required, bool hosts,
-                                 Topology& t) {
-  std::vector<uint32_t> ids;
-  const auto items = r.array(key, required);
-  if (required && items.empty()) r.fail(key, "empty", "at least one name");
-  for (size_t i = 0; i < items.size(); ++i) {
-    const std::string path = r.path_of(key) + "[" + std::to_string(i) + "]";
-    if (!items[i]->is_string() || items[i]->get<std::string>().empty()) {
-      throw ScenarioError(path + ": " + show(*items[i]) +
-                          " is not a name (expected a non-empty string)");
-    }
-    const std::string name = items[i]->get<std::string>();
-    if (t.find(name))
-      throw ScenarioError(path + ": \"" + name + "\" is already used (expected unique names)");
-    ids.push_back(hosts ? t.add_host(name) : t.add_switch(name));
-  }
-  return ids;
-}
-
-void read_graph(JsonReader& r, const LinkParams& def, Topology& t, json& resolved_links) {
-  const std::vector<uint32_t> hosts = read_names(r, "hosts", true, true, t);
-  read_names(r, "switches", false, false, t);
-  const auto links = r.array("links", true);
-  resolved_links = json::array();
-  for (size_t i = 0; i < links.size(); ++i) {
-    const std::string path = r.path_of("links") + "[" + std::to_string(i) + "]";
-    JsonReader l(links[i], path, &resolved_links[i]);
-    auto endpoint = [&](const char* key) {
-      const std::string name = l.string(key);
-      auto id = t.find(name);
-      if (!id) l.fail(key, "\"" + name + "\" is not a node", "a name from hosts or switches");
-      return *id;
-    };
-    const uint32_t a = endpoint("a");
-    const uint32_t b = endpoint("b");
-    if (a == b) l.fail("b", "same node as a", "two different nodes");
-    const LinkParams p = read_link(l, def);
-    l.finish();
-    t.add_link(a, b, p.rate, p.delay);
-  }
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    const TopoNode& n = t.node(hosts[i]);
-    if (n.num_ports != 1) {
-      throw ScenarioError(r.path_of("hosts") + "[" + std::to_string(i) + "]: host \"" + n.name +
-                          "\" has " + std::to_string(n.num_ports) +
-                          " links (expected exactly 1: a host has one NIC port)");
-    }
-  }
-}
-
-void read_topology(JsonReader r, const FabricConfig& f, Topology& t, json& resolved) {
-  enum class Kind { kStar, kGraph };
-  const Kind kind = r.choice<Kind>("kind", {{"star", Kind::kStar}, {"graph", Kind::kGraph}});
-  if (kind == Kind::kStar) {
-    const auto n = r.integer("hosts", std::nullopt, 1, 1'000'000);
-    const LinkParams link = read_link_object(r.object("link"), f.link);
-    const uint32_t sw = t.add_switch("sw0");
-    for (int64_t i = 0; i < n; ++i)
-      t.add_link(t.add_host("h" + std::to_string(i)), sw, link.rate, link.delay);
-  } else {
-    read_graph(r, f.link, t, resolved["links"]);
-  }
-  r.finish();
-}
-
-uint32_t read_host(JsonReader& r, const std::string& key, const Topology& t, json& resolved) {
+uint32_t read_host(JsonReader& r, const std::string& key, const Topology& t) {
   const json* v = r.raw(key);
   const std::string expected = "a host name such as \"" + t.node(t.hosts()[0]).name +
                                "\", or a host index from 0 to " + std::to_string(t.num_hosts() - 1);
@@ -155,21 +76,17 @@ uint32_t read_host(JsonReader& r, const std::string& key, const Topology& t, jso
   } else {
     r.fail(key, show(*v) + " is not a host", expected);
   }
-  resolved[key] = t.node(t.hosts()[host]).name;
+  r.resolve(key, t.node(t.hosts()[host]).name);
   return host;
 }
 
-void read_traffic(const std::vector<const json*>& items, const Topology& t,
-                  std::vector<FlowSpec>& flows, json& resolved) {
-  resolved = json::array();
-  for (size_t i = 0; i < items.size(); ++i) {
-    const std::string path = "traffic[" + std::to_string(i) + "]";
-    JsonReader r(items[i], path, &resolved[i]);
+void read_traffic(std::vector<JsonReader> items, const Topology& t, std::vector<FlowSpec>& flows) {
+  for (JsonReader& r : items) {
     enum class Kind { kFlow };
     r.choice<Kind>("kind", {{"flow", Kind::kFlow}});
     FlowSpec f;
-    f.src = read_host(r, "src", t, resolved[i]);
-    f.dst = read_host(r, "dst", t, resolved[i]);
+    f.src = read_host(r, "src", t);
+    f.dst = read_host(r, "dst", t);
     if (f.src == f.dst) r.fail("dst", "the same host as src", "a different host");
     f.bytes = r.bytes("size", std::nullopt).count();
     f.start = r.time("start", Time::zero());
@@ -218,8 +135,9 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
   sc.seed = static_cast<uint64_t>(top.integer("seed", 1, 0, INT64_MAX));
   read_fabric(top.object("fabric"), sc.fabric);
   if (!top.has("topology")) top.fail("topology", "missing", "an object with a \"kind\"");
-  read_topology(top.object("topology"), sc.fabric, sc.topology, resolved["topology"]);
-  read_traffic(top.array("traffic", false), sc.topology, sc.flows, resolved["traffic"]);
+  sc.topology_info =
+      read_topology(top.object("topology"), sc.fabric, sc.topology, sc.static_routes);
+  read_traffic(top.objects("traffic", false), sc.topology, sc.flows);
 
   {
     JsonReader out(top.raw("output"), "output", &resolved["output"]);
@@ -240,7 +158,7 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
   }
   top.finish();
 
-  sc.routes = compute_routes(sc.topology);
+  sc.routes = compute_routes(sc.topology, sc.static_routes);
   if (sc.routes.unreachable()) {
     const auto [a, b] = *sc.routes.unreachable();
     throw ScenarioError("topology: hosts \"" + sc.topology.node(sc.topology.hosts()[a]).name +

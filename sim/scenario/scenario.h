@@ -11,6 +11,7 @@
 #include "models/switch/switch_config.h"
 #include "models/traffic/flow_generator.h"
 #include "sim/units.h"
+#include "topologies/generators.h"
 #include "topologies/routing.h"
 #include "topologies/topology.h"
 
@@ -18,17 +19,12 @@ namespace rdmasim {
 
 enum class Transport : uint8_t { kRoceV2 };
 
-struct LinkParams {
-  BitRate rate = BitRate::gbps(400);
-  Time delay = Time::us(1);
-};
-
 struct FabricConfig {
   Transport transport = Transport::kRoceV2;
   uint32_t ethernet_mtu = 9216;
   IpVersion ip = IpVersion::kIpv4;
   bool vlan = false;
-  LinkParams link;
+  LinkSpec link;
   NicConfig nic;
   SwitchConfig sw;
 };
@@ -47,6 +43,8 @@ struct Scenario {
   uint64_t seed = 1;
   FabricConfig fabric;
   Topology topology;
+  TopologyInfo topology_info;
+  std::vector<StaticRoute> static_routes;
   Routes routes;
   std::vector<FlowSpec> flows;
   OutputConfig output;

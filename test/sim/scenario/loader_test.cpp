@@ -85,7 +85,8 @@ TEST_CASE("errors name the JSON path, the value and what was expected", "[quick]
       "fabric.link.delay: 5 has no unit (expected a time with a unit, e.g. \"600ns\", \"1.5us\" or "
       "\"2ms\")");
   CHECK(error_of(R"({"topology": {"kind": "ring", "hosts": 2}})") ==
-        "topology.kind: \"ring\" is not valid (expected one of \"star\", \"graph\")");
+        "topology.kind: \"ring\" is not valid (expected one of \"star\", \"graph\", \"fat_tree\", "
+        "\"rail_optimized\")");
   CHECK(error_of(R"({})") == "topology: missing (expected an object with a \"kind\")");
   CHECK(error_of(R"({"topology": {"kind": "star", "hosts": 2},
                      "traffic": [{"kind": "flow", "src": "h7", "dst": 1, "size": 1}]})") ==

@@ -1,0 +1,21 @@
+// Pieces of the scenario loader shared between its source files. Internal to
+// sim/scenario: nothing outside the loader includes this.
+#pragma once
+
+#include <vector>
+
+#include "sim/scenario/json_reader.h"
+#include "sim/scenario/scenario.h"
+
+namespace rdmasim {
+
+// Reads "rate" and "delay" of a link, defaulting to `def`.
+LinkSpec read_link(JsonReader& r, const LinkSpec& def);
+// The same for a nested object (absent: `def`), checking for unknown keys.
+LinkSpec read_link_object(JsonReader r, const LinkSpec& def);
+
+// Reads `topology` into `t` (and the static routes it names).
+TopologyInfo read_topology(JsonReader r, const FabricConfig& f, Topology& t,
+                           std::vector<StaticRoute>& static_routes);
+
+}  // namespace rdmasim

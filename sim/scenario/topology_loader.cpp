@@ -1,0 +1,266 @@
+// Reads scenario key `topology` (docs/topologies.md): picks the generator,
+// reads its parameters, builds the graph, applies failed links and static
+// routes. Generator errors come back as ScenarioErrors naming the JSON path.
+#include <algorithm>
+#include <string>
+
+#include "sim/scenario/loader_parts.h"
+#include "topologies/generators.h"
+
+namespace rdmasim {
+namespace {
+
+using nlohmann::json;
+
+uint32_t count(JsonReader& r, const std::string& key, std::optional<int64_t> def, int64_t min = 1,
+               int64_t max = 1'000'000) {
+  return static_cast<uint32_t>(r.integer(key, def, min, max));
+}
+
+// Reads an array of unique node names into the topology.
+std::vector<uint32_t> read_names(JsonReader& r, const std::string& key, bool required, bool hosts,
+                                 Topology& t) {
+  std::vector<uint32_t> ids;
+  const auto items = r.array(key, required);
+  if (required && items.empty()) r.fail(key, "empty", "at least one name");
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string path = r.path_of(key) + "[" + std::to_string(i) + "]";
+    if (!items[i]->is_string() || items[i]->get<std::string>().empty()) {
+      throw ScenarioError(path + ": " + show(*items[i]) +
+                          " is not a name (expected a non-empty string)");
+    }
+    const std::string name = items[i]->get<std::string>();
+    if (t.find(name)) {
+      throw ScenarioError(path + ": \"" + name + "\" is already used (expected unique names)");
+    }
+    ids.push_back(hosts ? t.add_host(name) : t.add_switch(name));
+  }
+  return ids;
+}
+
+uint32_t node_named(JsonReader& r, const std::string& key, const Topology& t) {
+  const std::string name = r.string(key);
+  auto id = t.find(name);
+  if (!id) r.fail(key, "\"" + name + "\" is not a node", "a node name of this topology");
+  return *id;
+}
+
+TopologyInfo read_graph(JsonReader& r, const LinkSpec& def, Topology& t) {
+  const std::vector<uint32_t> hosts = read_names(r, "hosts", true, true, t);
+  read_names(r, "switches", false, false, t);
+  for (JsonReader& l : r.objects("links", true)) {
+    const uint32_t a = node_named(l, "a", t);
+    const uint32_t b = node_named(l, "b", t);
+    if (a == b) l.fail("b", "same node as a", "two different nodes");
+    const LinkSpec spec = read_link(l, def);
+    l.finish();
+    t.add_link(a, b, spec.rate, spec.delay);
+  }
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    const TopoNode& n = t.node(hosts[i]);
+    if (n.num_ports == 0) {
+      throw ScenarioError(r.path_of("hosts") + "[" + std::to_string(i) + "]: host \"" + n.name +
+                          "\" has no link (expected at least one link per host)");
+    }
+  }
+  TopologyInfo info;
+  info.kind = "graph";
+  return info;
+}
+
+TopologyInfo read_fat_tree(JsonReader& r, const LinkSpec& def, Topology& t) {
+  FatTreeConfig c;
+  if (r.has("k")) {
+    const auto k = count(r, "k", std::nullopt, 2, 256);
+    if (k % 2 != 0) r.fail("k", std::to_string(k) + " is odd", "an even integer >= 2");
+    c = k_ary_fat_tree(k, read_link_object(r.object("link"), def));
+  } else {
+    c.tiers = static_cast<int>(r.integer("tiers", 2, 2, 3));
+    c.hosts_per_leaf = count(r, "hosts_per_leaf", std::nullopt);
+    if (c.tiers == 2) {
+      c.leaves = count(r, "leaves", std::nullopt);
+      c.spines = count(r, "spines", std::nullopt);
+    } else {
+      c.pods = count(r, "pods", std::nullopt);
+      c.leaves_per_pod = count(r, "leaves_per_pod", std::nullopt);
+      c.spines_per_pod = count(r, "spines_per_pod", std::nullopt);
+      c.cores = count(r, "cores", std::nullopt);
+      c.uplinks_per_spine = count(r, "uplinks_per_spine", 0, 0);
+      c.core_link = read_link_object(r.object("core_link"), def);
+    }
+    if (r.has("uplinks_per_leaf") && r.has("oversubscription")) {
+      r.fail("oversubscription", "given together with uplinks_per_leaf", "one of the two");
+    }
+    c.uplinks_per_leaf = count(r, "uplinks_per_leaf", 0, 0);
+    if (const json* o = r.raw("oversubscription")) {
+      if (!o->is_number() || o->get<double>() <= 0) {
+        r.fail("oversubscription", show(*o) + " is not a ratio",
+               "a positive number such as 1, 2 or 3");
+      }
+      c.oversubscription = o->get<double>();
+      r.resolve("oversubscription", *o);
+    }
+    c.switch_ports = count(r, "switch_ports", 0, 0, 4096);
+    c.host_link = read_link_object(r.object("host_link"), def);
+    c.leaf_link = read_link_object(r.object("leaf_link"), def);
+  }
+  return build_fat_tree(c, t);
+}
+
+TopologyInfo read_rail_optimized(JsonReader& r, const LinkSpec& def, Topology& t) {
+  RailOptimizedConfig c;
+  c.sus = count(r, "sus", 1);
+  c.nodes_per_su = count(r, "nodes_per_su", 32);
+  c.ufm = r.boolean("ufm", true);
+  c.gpus_per_node = count(r, "gpus_per_node", 8, 1, 64);
+  c.rails = count(r, "rails", c.gpus_per_node, 1, 64);
+  c.planes = count(r, "planes", 1, 1, 8);
+  c.spines = count(r, "spines", 0, 0);
+  c.leaf_uplinks = count(r, "leaf_uplinks", 0, 0);
+  c.cores = count(r, "cores", 0, 0);
+  c.spine_uplinks = count(r, "spine_uplinks", 0, 0);
+  c.nvswitch = r.boolean("nvswitch", true);
+  c.switch_ports = count(r, "switch_ports", 64, 0, 4096);
+  c.nic_link = read_link_object(r.object("nic_link"), def);
+  c.leaf_link = read_link_object(r.object("leaf_link"), def);
+  c.core_link = read_link_object(r.object("core_link"), def);
+  c.nvlink = read_link_object(r.object("nvlink"), c.nvlink);
+  c.pcie = read_link_object(r.object("pcie"), c.pcie);
+  return build_rail_optimized(c, t);
+}
+
+// failed_links: [{"a": NAME, "b": NAME}]: every link between the two fails.
+void read_failed_links(JsonReader& r, Topology& t) {
+  for (JsonReader& f : r.objects("failed_links", false)) {
+    const uint32_t a = node_named(f, "a", t);
+    const uint32_t b = node_named(f, "b", t);
+    f.finish();
+    bool any = false;
+    for (uint32_t i = 0; i < t.links().size(); ++i) {
+      const TopoLink& l = t.links()[i];
+      if ((l.a == a && l.b == b) || (l.a == b && l.b == a)) {
+        t.fail_link(i);
+        any = true;
+      }
+    }
+    if (!any)
+      f.fail("b", "no link joins \"" + t.node(a).name + "\" and \"" + t.node(b).name + "\"",
+             "two nodes with a link between them");
+  }
+}
+
+uint32_t host_ref(JsonReader& r, const std::string& path, const json& v, const Topology& t) {
+  if (v.is_string()) {
+    auto id = t.find(v.get<std::string>());
+    if (id && t.node(*id).kind == NodeKind::kHost) return t.node(*id).host_index;
+  } else if (v.is_number_unsigned() && v.get<uint64_t>() < t.num_hosts()) {
+    return static_cast<uint32_t>(v.get<uint64_t>());
+  }
+  (void)r;
+  throw ScenarioError(path + ": " + show(v) + " is not a host (expected a host name or index)");
+}
+
+// routes: [{"at": SWITCH, "dst": HOST or [HOSTS], "via": [NEIGHBOURS]} or "ports": [N]]
+void read_static_routes(JsonReader& r, const Topology& t, std::vector<StaticRoute>& out) {
+  for (JsonReader& e : r.objects("routes", false)) {
+    const uint32_t at = node_named(e, "at", t);
+    if (t.node(at).kind != NodeKind::kSwitch)
+      e.fail("at", "\"" + t.node(at).name + "\" is a host", "a switch");
+    std::vector<uint32_t> dsts;
+    const json* d = e.raw("dst");
+    if (d == nullptr) e.fail("dst", "missing", "a host, or an array of hosts");
+    if (d->is_array()) {
+      for (size_t i = 0; i < d->size(); ++i) {
+        dsts.push_back(host_ref(e, e.path_of("dst") + "[" + std::to_string(i) + "]", (*d)[i], t));
+      }
+    } else {
+      dsts.push_back(host_ref(e, e.path_of("dst"), *d, t));
+    }
+    e.resolve("dst", *d);
+    std::vector<uint32_t> ports;
+    const auto& adj = t.adjacency()[at];
+    if (e.has("via") == e.has("ports"))
+      e.fail("via", "give exactly one of via and ports",
+             "\"via\": [neighbour names] or \"ports\": [numbers]");
+    if (e.has("via")) {
+      const auto via = e.array("via", true);
+      for (size_t i = 0; i < via.size(); ++i) {
+        const std::string path = e.path_of("via") + "[" + std::to_string(i) + "]";
+        auto id = via[i]->is_string() ? t.find(via[i]->get<std::string>()) : std::nullopt;
+        bool found = false;
+        for (uint32_t p = 0; id && p < adj.size(); ++p) {
+          if (adj[p].neighbor == *id) {
+            ports.push_back(p);
+            found = true;
+          }
+        }
+        if (!found)
+          throw ScenarioError(path + ": " + show(*via[i]) + " is not a neighbour of \"" +
+                              t.node(at).name + "\" (expected a node it has a link to)");
+      }
+    } else {
+      const auto list = e.array("ports", true);
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (!list[i]->is_number_unsigned() || list[i]->get<uint64_t>() >= adj.size()) {
+          throw ScenarioError(e.path_of("ports") + "[" + std::to_string(i) +
+                              "]: " + show(*list[i]) + " is not a port of \"" + t.node(at).name +
+                              "\" (expected 0 to " + std::to_string(adj.size() - 1) + ")");
+        }
+        ports.push_back(static_cast<uint32_t>(list[i]->get<uint64_t>()));
+      }
+    }
+    e.finish();
+    for (uint32_t dst : dsts) out.push_back(StaticRoute{at, dst, ports});
+  }
+}
+
+}  // namespace
+
+LinkSpec read_link(JsonReader& r, const LinkSpec& def) {
+  LinkSpec l;
+  l.rate = r.rate("rate", def.rate);
+  l.delay = r.time("delay", def.delay, Time::ps(1));
+  return l;
+}
+
+LinkSpec read_link_object(JsonReader r, const LinkSpec& def) {
+  LinkSpec l = read_link(r, def);
+  r.finish();
+  return l;
+}
+
+TopologyInfo read_topology(JsonReader r, const FabricConfig& f, Topology& t,
+                           std::vector<StaticRoute>& static_routes) {
+  enum class Kind { kStar, kGraph, kFatTree, kRailOptimized };
+  const Kind kind = r.choice<Kind>("kind", {{"star", Kind::kStar},
+                                            {"graph", Kind::kGraph},
+                                            {"fat_tree", Kind::kFatTree},
+                                            {"rail_optimized", Kind::kRailOptimized}});
+  TopologyInfo info;
+  try {
+    switch (kind) {
+      case Kind::kStar: {
+        const uint32_t n = count(r, "hosts", std::nullopt);
+        info = build_star(n, read_link_object(r.object("link"), f.link), t);
+        break;
+      }
+      case Kind::kGraph:
+        info = read_graph(r, f.link, t);
+        break;
+      case Kind::kFatTree:
+        info = read_fat_tree(r, f.link, t);
+        break;
+      case Kind::kRailOptimized:
+        info = read_rail_optimized(r, f.link, t);
+        break;
+    }
+  } catch (const TopologyError& e) {
+    throw ScenarioError(r.path_of(e.param()) + ": " + e.what());
+  }
+  read_failed_links(r, t);
+  read_static_routes(r, t, static_routes);
+  r.finish();
+  return info;
+}
+
+}  // namespace rdmasim
