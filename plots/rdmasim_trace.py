@@ -248,8 +248,9 @@ def _flows(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
     # A flow's name is optional; `label` is always something to print.
     generated = df["src_name"] + "->" + df["dst_name"] + " #" + df["id"].astype(str)
     df["label"] = df["name"].where(df["name"] != "", generated)
-    df["posted_us"] = _us(df["posted"])
-    for col in ("start", "finish", "fct"):
+    df["start_us"] = _us(df["start"])
+    df["first_tx_us"] = _us(df["first_tx"], df["first_tx"] >= 0)
+    for col in ("finish", "fct"):
         df[f"{col}_us"] = _us(df[col], df["done"])
     return df
 
@@ -257,8 +258,9 @@ def _flows(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
 @table("links")
 def _links(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
     names = _node_names(trace)
-    df["from_name"] = _name_of(df["from"], names)
-    df["to_name"] = _name_of(df["to"], names)
+    df["from_name"] = _name_of(df["from_node"], names)
+    df["to_name"] = _name_of(df["to_node"], names)
+    df["failed"] = df["failed"].astype(bool)
     df["label"] = df["from_name"] + "->" + df["to_name"]
     # Parallel links between the same two nodes: tell them apart by port.
     dup = df["label"].duplicated(keep=False)
@@ -346,7 +348,7 @@ def link_utilisation(trace: Trace, ax: Any = None, *, top: int = 16) -> Any:
     Returns the Axes.
     """
     links = trace.require("links")
-    busiest = links.sort_values(["utilisation", "from", "to"], ascending=[False, True, True])
+    busiest = links.sort_values(["utilisation", "from_node", "to_node"], ascending=[False, True, True])
     busiest = busiest.head(top).iloc[::-1]  # busiest at the top of a barh chart
     ax = _axes(ax, (6.0, 0.8 + 0.3 * max(len(busiest), 1)))
     if len(busiest) == 0 or trace.sim_time_ps <= 0:

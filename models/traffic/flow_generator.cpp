@@ -50,6 +50,14 @@ void FlowGenerator::on_start() {
   if (next_ < order_.size()) sim().schedule(start_, flows_[order_[next_]].start);
 }
 
+std::optional<Time> FlowGenerator::first_tx(uint32_t i) const {
+  if (records_[i].done) return records_[i].first_tx;
+  // Still outstanding: its WQE, the only one on its QP, knows.
+  QueuePair& q = nics_[flows_[i].src]->qp(qpn_[i]);
+  if (q.wqes().empty() || q.next_seq() == 0) return std::nullopt;
+  return q.wqes().front().first_tx;
+}
+
 void FlowGenerator::on_send_completion(uint32_t /*host*/, const Completion& c) {
   FlowRecord& r = records_[c.wr_id];
   r.first_tx = c.first_tx;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,8 @@ class FlowGenerator : public Component, public CompletionHandler {
 
   const std::vector<FlowSpec>& flows() const { return flows_; }
   const std::vector<FlowRecord>& records() const { return records_; }
+  // Start of transmission of flow i's first packet, once it has one.
+  std::optional<Time> first_tx(uint32_t i) const;
   size_t completed() const { return completed_; }
 
   void setup() override;

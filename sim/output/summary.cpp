@@ -112,8 +112,8 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
               {"start_ps", f.start.in_ps()},
               {"done", f.done}};
     if (!f.name.empty()) e["name"] = f.name;
+    if (f.started) e["first_tx_ps"] = f.first_tx.in_ps();
     if (f.done) {
-      e["first_tx_ps"] = f.first_tx.in_ps();
       e["finish_ps"] = f.finish.in_ps();
       e["fct_ps"] = f.fct().in_ps();
       e["goodput_gbps"] = goodput_gbps(f.bytes, f.fct());

@@ -87,11 +87,16 @@ class Table {
 
 #define RDMASIM_FIELD(table, Row, member, type) table.field(#member, offsetof(Row, member), type)
 
+constexpr int64_t kTraceFormatVersion = 1;
+
 struct NodeRow {
   uint32_t id;
   const char* name;
   const char* kind;
+  const char* tier;
+  const char* group;
   int32_t host_index;
+  uint32_t num_ports;
 };
 
 struct FlowRow {
@@ -100,13 +105,18 @@ struct FlowRow {
   int64_t bytes;
   const char* op;
   const char* name;
-  int64_t posted, start, finish, fct;  // ps; -1 if the flow did not complete
+  int64_t start;     // ps: when posted (the scenario's start)
+  int64_t first_tx;  // ps: first packet's start of transmission; -1 if never sent
+  int64_t finish;    // ps: requester completion; -1 if not done
+  int64_t fct;       // finish - first_tx; -1 if not done
   uint8_t done;
 };
 
 struct LinkRow {
-  uint32_t from, to, from_port;
-  int64_t rate_bps;
+  uint32_t link;  // topology link index; each has two rows, one per direction
+  uint32_t from_node, to_node, from_port, to_port;
+  int64_t rate_bps, delay_ps;
+  uint8_t failed;
   uint64_t frames, data_frames;
   int64_t wire_bytes, payload_bytes, busy_ps;
 };
@@ -117,6 +127,8 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   Id str(vlen_string_type(), H5Tclose, "string type");
   const Topology& topo = sc.topology;
 
+  // Bumped whenever a table's columns change meaning or a column goes away.
+  int_attribute(file, "format_version", kTraceFormatVersion);
   string_attribute(file, "rdmasim_version", version());
   string_attribute(file, "git_revision", git_revision());
   string_attribute(file, "scenario_name", sc.name);
@@ -142,13 +154,19 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       rows[i].id = i;
       rows[i].name = n.name.c_str();
       rows[i].kind = n.kind == NodeKind::kHost ? "host" : "switch";
+      rows[i].tier = to_string(n.tier);
+      rows[i].group = n.group.c_str();
       rows[i].host_index = n.kind == NodeKind::kHost ? static_cast<int32_t>(n.host_index) : -1;
+      rows[i].num_ports = n.num_ports;
     }
     Table<NodeRow> t;
     RDMASIM_FIELD(t, NodeRow, id, H5T_NATIVE_UINT32);
     RDMASIM_FIELD(t, NodeRow, name, str);
     RDMASIM_FIELD(t, NodeRow, kind, str);
+    RDMASIM_FIELD(t, NodeRow, tier, str);
+    RDMASIM_FIELD(t, NodeRow, group, str);
     RDMASIM_FIELD(t, NodeRow, host_index, H5T_NATIVE_INT32);
+    RDMASIM_FIELD(t, NodeRow, num_ports, H5T_NATIVE_UINT32);
     t.write(file, "nodes", rows, dcpl);
   }
 
@@ -164,8 +182,8 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       row.bytes = f.bytes;
       row.op = f.op == Verb::kWrite ? "write" : "send";
       row.name = f.name.c_str();
-      row.posted = f.start.in_ps();
-      row.start = f.done ? f.first_tx.in_ps() : -1;
+      row.start = f.start.in_ps();
+      row.first_tx = f.started ? f.first_tx.in_ps() : -1;
       row.finish = f.done ? f.finish.in_ps() : -1;
       row.fct = f.done ? f.fct().in_ps() : -1;
       row.done = f.done ? 1 : 0;
@@ -177,8 +195,8 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     RDMASIM_FIELD(t, FlowRow, bytes, H5T_NATIVE_INT64);
     RDMASIM_FIELD(t, FlowRow, op, str);
     RDMASIM_FIELD(t, FlowRow, name, str);
-    RDMASIM_FIELD(t, FlowRow, posted, H5T_NATIVE_INT64);
     RDMASIM_FIELD(t, FlowRow, start, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, FlowRow, first_tx, H5T_NATIVE_INT64);
     RDMASIM_FIELD(t, FlowRow, finish, H5T_NATIVE_INT64);
     RDMASIM_FIELD(t, FlowRow, fct, H5T_NATIVE_INT64);
     RDMASIM_FIELD(t, FlowRow, done, H5T_NATIVE_UINT8);
@@ -190,14 +208,31 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     std::memset(rows.data(), 0, rows.size() * sizeof(LinkRow));
     for (size_t i = 0; i < rows.size(); ++i) {
       const LinkResult& l = r.links[i];
-      rows[i] = LinkRow{l.from,        l.to,         l.from_port,     l.rate.in_bps(), l.frames,
-                        l.data_frames, l.wire_bytes, l.payload_bytes, l.busy.in_ps()};
+      const TopoLink& tl = topo.links()[l.link];
+      LinkRow& row = rows[i];
+      row.link = l.link;
+      row.from_node = l.from;
+      row.to_node = l.to;
+      row.from_port = l.from_port;
+      row.to_port = l.from == tl.a ? tl.b_port : tl.a_port;
+      row.rate_bps = l.rate.in_bps();
+      row.delay_ps = tl.delay.in_ps();
+      row.failed = tl.failed ? 1 : 0;
+      row.frames = l.frames;
+      row.data_frames = l.data_frames;
+      row.wire_bytes = l.wire_bytes;
+      row.payload_bytes = l.payload_bytes;
+      row.busy_ps = l.busy.in_ps();
     }
     Table<LinkRow> t;
-    RDMASIM_FIELD(t, LinkRow, from, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, LinkRow, to, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, LinkRow, link, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, LinkRow, from_node, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, LinkRow, to_node, H5T_NATIVE_UINT32);
     RDMASIM_FIELD(t, LinkRow, from_port, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, LinkRow, to_port, H5T_NATIVE_UINT32);
     RDMASIM_FIELD(t, LinkRow, rate_bps, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, LinkRow, delay_ps, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, LinkRow, failed, H5T_NATIVE_UINT8);
     RDMASIM_FIELD(t, LinkRow, frames, H5T_NATIVE_UINT64);
     RDMASIM_FIELD(t, LinkRow, data_frames, H5T_NATIVE_UINT64);
     RDMASIM_FIELD(t, LinkRow, wire_bytes, H5T_NATIVE_INT64);

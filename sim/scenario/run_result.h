@@ -28,13 +28,15 @@ struct FlowResult {
   int64_t bytes = 0;
   Verb op = Verb::kWrite;
   Time start;     // when posted
-  Time first_tx;  // start of transmission of the first packet
-  Time finish;    // requester completion
+  Time first_tx;  // start of transmission of the first packet (if started)
+  Time finish;    // requester completion (if done)
+  bool started = false;
   bool done = false;
   Time fct() const { return finish - first_tx; }
 };
 
 struct LinkResult {
+  uint32_t link = 0;          // topology link index
   uint32_t from = 0, to = 0;  // node ids
   uint32_t from_port = 0;
   BitRate rate;

@@ -98,6 +98,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
       const Link& link = dir == 0 ? *cables[i].a_to_b : *cables[i].b_to_a;
       const LinkCounters& c = link.counters();
       LinkResult lr;
+      lr.link = static_cast<uint32_t>(i);
       lr.from = dir == 0 ? l.a : l.b;
       lr.to = dir == 0 ? l.b : l.a;
       lr.from_port = dir == 0 ? l.a_port : l.b_port;
@@ -124,7 +125,9 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     fr.bytes = f.bytes;
     fr.op = f.op;
     fr.start = f.start;
-    fr.first_tx = rec.first_tx;
+    const auto progress = traffic.first_tx(i);
+    fr.started = progress.has_value();
+    fr.first_tx = progress.value_or(Time::zero());
     fr.finish = rec.finish;
     fr.done = rec.done;
     r.flows.push_back(fr);
