@@ -125,7 +125,10 @@ def run_once(binary, scenario, role):
                          f"{summary.get('status')!r}, expected 'complete'")
     inner = summary.get("run", {})
     try:
-        sim_wall = float(inner["wall_seconds"])
+        # The event loop alone: what per-second rates are measured against.
+        # (Older binaries have no event_loop_seconds; fall back to their wall.)
+        sim_wall = float(inner.get("event_loop_seconds", inner["wall_seconds"]))
+        load_build = float(inner.get("load_seconds", 0.0)) + float(inner.get("build_seconds", 0.0))
         figures = {k: summary[k] for k in COUNTS}
     except (KeyError, TypeError, ValueError) as e:
         raise BenchError(f"{role} run of {scenario.stem}: summary.json lacks {e}")
@@ -135,6 +138,7 @@ def run_once(binary, scenario, role):
         "git_revision": summary.get("git_revision"),
         "wall_seconds": wall,
         "sim_wall_seconds": sim_wall,
+        "build_seconds": load_build,
         # ru_maxrss is in KiB on Linux.
         "peak_rss_bytes": usage.ru_maxrss * 1024,
         "sim_peak_rss_bytes": inner.get("peak_rss_bytes"),
@@ -155,6 +159,7 @@ def summarize(runs):
     out["fingerprint"] = first["fingerprint"]
     out["wall_seconds"] = median(r["wall_seconds"] for r in runs)
     out["sim_wall_seconds"] = median(r["sim_wall_seconds"] for r in runs)
+    out["build_seconds"] = median(r["build_seconds"] for r in runs)
     out["cpu_seconds"] = median(r["cpu_seconds"] for r in runs)
     for rate, count in zip(RATES, ("events", "packet_hops", "data_packet_hops")):
         out[rate] = median(r[count] / r["sim_wall_seconds"] if r["sim_wall_seconds"] > 0
@@ -164,7 +169,7 @@ def summarize(runs):
     out["deterministic"] = all(
         r["fingerprint"] == first["fingerprint"] and all(r[k] == first[k] for k in COUNTS)
         for r in runs)
-    for k in ("wall_seconds", "sim_wall_seconds", "cpu_seconds"):
+    for k in ("wall_seconds", "sim_wall_seconds", "build_seconds", "cpu_seconds"):
         out[k] = round(out[k], 4)
     for k in RATES:
         out[k] = round(out[k]) if out[k] is not None else None

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -106,7 +107,10 @@ Scenario load(const Args& a) {
 }
 
 int run(const Args& a) {
+  const auto load_start = std::chrono::steady_clock::now();
   const Scenario sc = load(a);
+  const double load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   namespace fs = std::filesystem;
   const fs::path dir(sc.output.dir);
   std::error_code ec;
@@ -125,7 +129,8 @@ int run(const Args& a) {
   ProgressLine progress;
   const bool show_progress = !a.quiet && isatty(STDERR_FILENO) != 0;
   if (show_progress) ro.progress = [&](const Progress& p) { progress.update(p); };
-  const RunResult r = run_scenario(sc, ro);
+  RunResult r = run_scenario(sc, ro);
+  r.wall.load_seconds = load_seconds;
   progress.clear();
 
   if (sc.output.trace) write_trace(trace_path.string(), sc, r);

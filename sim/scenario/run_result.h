@@ -48,7 +48,11 @@ struct LinkResult {
 };
 
 struct WallClock {
-  double seconds = 0;
+  double seconds = 0;  // building and running (run_scenario)
+  double load_seconds =
+      0;  // reading the scenario, generating the topology, routing (set by the caller)
+  double build_seconds = 0;  // creating the devices
+  double event_seconds = 0;  // the event loop alone
   int64_t peak_rss_bytes = 0;
 };
 

@@ -74,7 +74,9 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   }
 
   sim.setup();
+  const auto loop_start = std::chrono::steady_clock::now();
   const RunEnd end = sim.run(sc.stop.time);
+  const auto loop_end = std::chrono::steady_clock::now();
   sim.finish();
 
   RunResult r;
@@ -135,6 +137,8 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
 
   r.wall.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  r.wall.build_seconds = std::chrono::duration<double>(loop_start - wall_start).count();
+  r.wall.event_seconds = std::chrono::duration<double>(loop_end - loop_start).count();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   r.wall.peak_rss_bytes = static_cast<int64_t>(ru.ru_maxrss) * 1024;

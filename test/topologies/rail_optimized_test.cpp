@@ -152,3 +152,24 @@ TEST_CASE("rail-optimised generator rejects impossible parameters", "[quick][top
   Topology t2;
   CHECK_THROWS_AS(build_rail_optimized(big, t2), TopologyError);
 }
+
+TEST_CASE("every pair of GPUs reaches each other through the tables", "[quick][routing]") {
+  RailOptimizedConfig c;
+  c.sus = 2;
+  c.nodes_per_su = 3;
+  c.spines = 2;
+  c.leaf_uplinks = 4;
+  for (uint32_t rails : {8u, 4u}) {
+    c.rails = rails;
+    const Built b = build(c);
+    const auto n = static_cast<uint32_t>(b.t.num_hosts());
+    for (uint32_t s = 0; s < n; ++s) {
+      for (uint32_t d = 0; d < n; ++d) {
+        if (s == d) continue;
+        const auto path = walk(b.t, b.r, s, d, s * 131 + d);
+        REQUIRE(path);
+        CHECK(path->size() == *b.r.switch_hops(s, d) + 1);
+      }
+    }
+  }
+}
