@@ -21,82 +21,6 @@ std::string hex64(uint64_t v) {
   return buf;
 }
 
-void read_fabric(JsonReader r, FabricConfig& f) {
-  f.transport =
-      r.choice<Transport>("transport", {{"roce_v2", Transport::kRoceV2}}, Transport::kRoceV2);
-  f.nic.mtu = static_cast<uint32_t>(r.integer("mtu", 4096, 256, 4096));
-  f.ethernet_mtu = static_cast<uint32_t>(r.integer("ethernet_mtu", 9216, 1518, 16384));
-  {
-    JsonReader roce = r.object("roce");
-    f.ip = roce.choice<IpVersion>("ip", {{"ipv4", IpVersion::kIpv4}, {"ipv6", IpVersion::kIpv6}},
-                                  IpVersion::kIpv4);
-    f.vlan = roce.boolean("vlan", false);
-    roce.finish();
-  }
-  f.link = read_link_object(r.object("link"), LinkSpec{});
-  {
-    JsonReader nic = r.object("nic");
-    f.nic.ack_interval = static_cast<int>(nic.integer("ack_interval", 1, 1, 1'000'000));
-    f.nic.data_priority = static_cast<uint8_t>(nic.integer("data_priority", 3, 0, 7));
-    f.nic.ack_priority = static_cast<uint8_t>(nic.integer("ack_priority", 3, 0, 7));
-    nic.finish();
-  }
-  {
-    JsonReader sw = r.object("switch");
-    f.sw.latency = sw.time("latency", Time::zero());
-    sw.finish();
-  }
-  r.finish();
-  // The largest packet (a WRITE's first, with its RETH) must fit in a frame.
-  const RoceV2Format format(f.ip, f.vlan);
-  const uint32_t frame = format.packet(RcOpcode::kWriteFirst).frame_bytes(f.nic.mtu);
-  if (frame > f.ethernet_mtu) {
-    const uint32_t overhead = frame - f.nic.mtu;
-    throw ScenarioError("fabric.mtu: " + std::to_string(f.nic.mtu) + " needs " +
-                        std::to_string(frame) + "-byte frames, more than fabric.ethernet_mtu " +
-                        std::to_string(f.ethernet_mtu) + " (expected at most " +
-                        std::to_string(f.ethernet_mtu - overhead) + ", or a larger ethernet_mtu)");
-  }
-}
-
-uint32_t read_host(JsonReader& r, const std::string& key, const Topology& t) {
-  const json* v = r.raw(key);
-  const std::string expected = "a host name such as \"" + t.node(t.hosts()[0]).name +
-                               "\", or a host index from 0 to " + std::to_string(t.num_hosts() - 1);
-  if (v == nullptr) r.fail(key, "missing", expected);
-  uint32_t host = 0;
-  if (v->is_string()) {
-    auto id = t.find(v->get<std::string>());
-    if (!id || t.node(*id).kind != NodeKind::kHost)
-      r.fail(key, show(*v) + " is not a host", expected);
-    host = t.node(*id).host_index;
-  } else if (v->is_number_integer() && v->get<int64_t>() >= 0 &&
-             v->get<uint64_t>() < t.num_hosts()) {
-    host = static_cast<uint32_t>(v->get<uint64_t>());
-  } else {
-    r.fail(key, show(*v) + " is not a host", expected);
-  }
-  r.resolve(key, t.node(t.hosts()[host]).name);
-  return host;
-}
-
-void read_traffic(std::vector<JsonReader> items, const Topology& t, std::vector<FlowSpec>& flows) {
-  for (JsonReader& r : items) {
-    enum class Kind { kFlow };
-    r.choice<Kind>("kind", {{"flow", Kind::kFlow}});
-    FlowSpec f;
-    f.src = read_host(r, "src", t);
-    f.dst = read_host(r, "dst", t);
-    if (f.src == f.dst) r.fail("dst", "the same host as src", "a different host");
-    f.bytes = r.bytes("size", std::nullopt).count();
-    f.start = r.time("start", Time::zero());
-    f.op = r.choice<Verb>("op", {{"write", Verb::kWrite}, {"send", Verb::kSend}}, Verb::kWrite);
-    f.name = r.string("name", std::string());
-    r.finish();
-    flows.push_back(std::move(f));
-  }
-}
-
 json parse_json(const std::string& text, const std::string& where) {
   try {
     return json::parse(text);
@@ -137,7 +61,7 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
   if (!top.has("topology")) top.fail("topology", "missing", "an object with a \"kind\"");
   sc.topology_info =
       read_topology(top.object("topology"), sc.fabric, sc.topology, sc.static_routes);
-  read_traffic(top.objects("traffic", false), sc.topology, sc.flows);
+  read_traffic(top.objects("traffic", false), sc.topology, sc.seed, sc.flows);
 
   {
     JsonReader out(top.raw("output"), "output", &resolved["output"]);

@@ -14,6 +14,15 @@ LinkSpec read_link(JsonReader& r, const LinkSpec& def);
 // The same for a nested object (absent: `def`), checking for unknown keys.
 LinkSpec read_link_object(JsonReader r, const LinkSpec& def);
 
+// Reads `fabric` (fabric_loader.cpp) and `fabric.nic` (nic_loader.cpp).
+void read_fabric(JsonReader r, FabricConfig& f);
+void read_nic(JsonReader r, NicConfig& nic);
+
+// Reads `traffic` into flows (traffic_loader.cpp). Random patterns draw from
+// streams keyed by `seed` and the item's position.
+void read_traffic(std::vector<JsonReader> items, const Topology& t, uint64_t seed,
+                  std::vector<FlowSpec>& flows);
+
 // Reads `topology` into `t` (and the static routes it names).
 TopologyInfo read_topology(JsonReader r, const FabricConfig& f, Topology& t,
                            std::vector<StaticRoute>& static_routes);
