@@ -28,6 +28,13 @@ class DelayLine {
 
   Time delay() const { return delay_; }
   size_t size() const { return ring_.size(); }
+  // Drops everything in the line (e.g. the frames on a cable that breaks).
+  size_t clear() {
+    const size_t n = ring_.size();
+    while (!ring_.empty()) ring_.pop_front();
+    sim_.cancel(event_);
+    return n;
+  }
 
   void push(PacketHandle p) { push_at(sim_.now() + delay_, std::move(p)); }
   void push_at(Time due, PacketHandle p) {

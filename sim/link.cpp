@@ -1,6 +1,7 @@
 #include "sim/link.h"
 
 #include <cassert>
+#include <cmath>
 #include <stdexcept>
 
 #include "sim/node.h"
@@ -10,6 +11,7 @@ namespace rdmasim {
 Link::Link(Simulation& sim, std::string name, BitRate rate, Time delay)
     : Component(sim, std::move(name)),
       serializer_(rate),
+      rng_(sim.rng_stream(this->name())),
       propagation_(this, sim, delay, EventClass::kDelivery, id()) {
   if (rate.in_bps() <= 0) throw std::invalid_argument("link rate must be positive");
   if (delay <= Time::zero()) throw std::invalid_argument("link delay must be positive");
@@ -29,12 +31,36 @@ Time Link::transmit(PacketHandle p) {
     ++counters_.data_frames;
     counters_.payload_bytes += p->payload_bytes;
   }
+  if (!up_) {
+    ++counters_.lost_down;
+    return tx_end_;
+  }
+  if (ber_ > 0 &&
+      rng_.uniform01() >= std::exp(static_cast<double>(p->wire_bytes) * 8 * log1m_ber_)) {
+    p->flags |= kFlagCorrupted;
+  }
   // Store-and-forward at the receiver: the frame is delivered when its last
   // bit arrives.
   propagation_.push_at(tx_end_ + propagation_.delay(), std::move(p));
   return tx_end_;
 }
 
-void Link::deliver(PacketHandle p) { to_->receive(to_port_, std::move(p)); }
+void Link::deliver(PacketHandle p) {
+  if ((p->flags & kFlagCorrupted) != 0) {
+    ++counters_.corrupted;
+    return;
+  }
+  to_->receive(to_port_, std::move(p));
+}
+
+void Link::set_up(bool up) {
+  if (up_ && !up) counters_.lost_down += propagation_.clear();
+  up_ = up;
+}
+
+void Link::set_bit_error_rate(double ber) {
+  ber_ = ber;
+  log1m_ber_ = ber > 0 ? std::log1p(-ber) : 0;
+}
 
 }  // namespace rdmasim

@@ -12,6 +12,11 @@
 //     so n back-to-back frames take the exact total time to within 1 ps.
 //  4. The delay must be positive: it is the lookahead that lets a topology be
 //     split across processes later.
+//  5. A link that is down still takes the sender's frames at line rate (the
+//     sender learns of the failure only through routing) but delivers none;
+//     going down loses the frames in flight. With a bit error rate, a frame
+//     of n bits is corrupted with probability 1 - (1 - BER)^n and discarded
+//     on arrival, as a MAC discards a frame with a bad FCS.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +38,8 @@ struct LinkCounters {
   int64_t wire_bytes = 0;     // bytes serialized, all frames
   int64_t payload_bytes = 0;  // RDMA payload bytes serialized
   Time busy;                  // total serialization time
+  uint64_t lost_down = 0;     // frames sent into, or caught on, a link that was down
+  uint64_t corrupted = 0;     // frames hit by a bit error, discarded by the receiving MAC
 };
 
 class Link : public Component {
@@ -53,6 +60,11 @@ class Link : public Component {
 
   Time transmit(PacketHandle p);
 
+  bool up() const { return up_; }
+  void set_up(bool up);
+  // Bit error rate; 0 turns corruption off. Draws from the link's own stream.
+  void set_bit_error_rate(double ber);
+
  private:
   void deliver(PacketHandle p);
 
@@ -61,6 +73,10 @@ class Link : public Component {
   Node* to_ = nullptr;
   uint32_t to_port_ = 0;
   LinkCounters counters_;
+  bool up_ = true;
+  double ber_ = 0;
+  double log1m_ber_ = 0;  // log(1 - BER), so a frame's survival is exp(bits * log1m_ber_)
+  RngStream rng_;
   DelayLine<Link, &Link::deliver> propagation_;
 };
 

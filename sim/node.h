@@ -12,7 +12,8 @@
 //     arrives at that instant has been received, so a scheduler choosing
 //     between queues sees them all.
 //  3. Backpressure (PFC, IB credits) is the node's business: next_packet()
-//     returns only what may be sent now, and the node calls wake() when
+//     returns only what may be sent now, and the node calls wake() (or
+//     wake_at() for a known future instant, such as a pause's end) when
 //     something becomes sendable.
 //  4. Node::receive gets each packet once its last bit has arrived.
 #pragma once
@@ -41,10 +42,13 @@ class Port {
   Node& owner() const { return owner_; }
   Link* link() const { return link_; }
   void attach(Link& out) { link_ = &out; }
-  // The node has a frame to send; the transmitter pulls it if it is free.
+  // The node has a frame to send; the transmitter pulls it now if it is free.
   void wake();
-  // True while a frame is being serialized (or a pull is pending).
-  bool busy() const { return tx_done_.scheduled(); }
+  // Something may become sendable at time t (a pause expires): pull then, if
+  // the transmitter is free and no earlier pull is pending.
+  void wake_at(Time t);
+  // True while a frame is being serialized.
+  bool transmitting() const { return transmitting_; }
 
  private:
   void on_tx_done();
@@ -52,6 +56,7 @@ class Port {
   Node& owner_;
   uint32_t index_;
   Link* link_ = nullptr;
+  bool transmitting_ = false;
   MemberEvent<Port, &Port::on_tx_done> tx_done_;
 };
 

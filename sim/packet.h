@@ -14,6 +14,7 @@
 //     deterministic for a given scenario and seed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -40,6 +41,7 @@ enum PacketFlag : uint8_t {
   kFlagFirst = 1 << 1,       // first packet of a message
   kFlagLast = 1 << 2,        // last packet of a message
   kFlagRetransmit = 1 << 3,  // sent again by loss recovery
+  kFlagCorrupted = 1 << 4,   // hit by a bit error on its last link: the receiver discards it
 };
 
 struct alignas(64) Packet {
@@ -61,17 +63,23 @@ struct alignas(64) Packet {
   Time created;  // when the packet was built
   // ---- transport fields ----
   uint32_t src_qpn;
-  uint32_t dst_qpn;     // BTH DestQP
-  uint32_t psn;         // BTH PSN (24 bits)
-  uint32_t msn;         // AETH MSN (24 bits)
-  uint64_t message_id;  // which message (WQE) this packet belongs to
-  uint16_t pfc_class_enable;
-  uint16_t pfc_quanta[8];
+  uint32_t dst_qpn;           // BTH DestQP
+  uint32_t psn;               // BTH PSN (24 bits)
+  uint32_t msn;               // AETH MSN (24 bits)
+  uint64_t message_id;        // which message (WQE) this packet belongs to
+  uint16_t pfc_class_enable;  // PFC: bit p set = pause time p is valid
+  uint16_t pfc_quanta[8];     // PFC: pause time per priority, in quanta of 512 bit times
+  Time rx_end;                // cut-through: when the last bit reaches the current node
+  uint32_t retransmissions;   // how many times this PSN was sent before (transport)
+  uint32_t read_length;       // RETH DMA length on a READ request
+  uint64_t aux;               // transport-specific (e.g. SACK bitmap, READ request id)
 
   // ---- pool linkage ----
   PacketPool* pool;
   Packet* next_free;
 };
+
+static_assert(offsetof(Packet, id) <= 64, "hot fields must stay in the first cache line");
 
 // Move-only owner of a pooled packet.
 class PacketHandle {

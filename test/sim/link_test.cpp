@@ -1,5 +1,6 @@
 #include "test/support/catch_units.h"
 
+#include <cmath>
 #include <vector>
 
 #include "sim/link.h"
@@ -93,4 +94,44 @@ TEST_CASE("a link at a rate that does not divide a byte keeps exact total time",
   const __int128 exact_total_ps =
       static_cast<__int128>(1500) * 8 * n * 1'000'000'000'000 / rate.in_bps();
   CHECK(dst.arrivals.back() - Time::ns(5) == Time::ps(static_cast<int64_t>(exact_total_ps)));
+}
+
+TEST_CASE("a link that goes down loses what is in flight and what is sent into it",
+          "[quick][link]") {
+  Simulation sim;
+  auto& src = sim.add<Source>("src", 100, 1000);
+  auto& dst = sim.add<Sink>("dst");
+  auto& link = sim.add<Link>("l", BitRate::gbps(100), Time::us(1));
+  src.port(0).attach(link);
+  link.connect(dst, 0);
+  sim.setup();
+  // 1000 bytes at 100G: 80 ns per frame; 1 us of flight holds 12.5 frames.
+  sim.run(Time::ns(2000));  // frames 0..24 sent; those ending by 1000 ns have arrived
+  const size_t arrived = dst.arrivals.size();
+  const size_t in_flight = link.in_flight();
+  CHECK(in_flight > 0);
+  link.set_up(false);
+  sim.run(Time::ns(4000));
+  link.set_up(true);
+  sim.run();
+  CHECK(link.counters().lost_down >= in_flight + 20);
+  CHECK(dst.arrivals.size() + link.counters().lost_down == 100);
+  CHECK(arrived + 0 <= dst.arrivals.size());
+}
+
+TEST_CASE("bit errors corrupt frames at the rate the BER implies", "[quick][link]") {
+  Simulation sim(3);
+  const int n = 20000;
+  auto& src = sim.add<Source>("src", n, 1250);  // 10,000 bits a frame
+  auto& dst = sim.add<Sink>("dst");
+  auto& link = sim.add<Link>("l", BitRate::gbps(100), Time::us(1));
+  src.port(0).attach(link);
+  link.connect(dst, 0);
+  link.set_bit_error_rate(1e-5);
+  sim.run();
+  // P(frame corrupted) = 1 - (1 - 1e-5)^10000 = 0.0952.
+  const double p = 1 - std::pow(1 - 1e-5, 10000);
+  const double sd = std::sqrt(n * p * (1 - p));
+  CHECK(std::abs(static_cast<double>(link.counters().corrupted) - n * p) < 5 * sd);
+  CHECK(dst.arrivals.size() + link.counters().corrupted == static_cast<size_t>(n));
 }
