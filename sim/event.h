@@ -3,7 +3,8 @@
 // Contract:
 //  1. An Event is owned by a component (usually as a member, see MemberEvent)
 //     and outlives every scheduling of it. Scheduling never allocates: the
-//     queue stores a pointer and the event stores its own heap position.
+//     queue stores a pointer; the event stores the sequence number of its
+//     live entry, which is how the queue tells live entries from cancelled.
 //  2. An event is in the queue at most once. Scheduling one that is already
 //     scheduled is a bug (asserted); use Simulation::reschedule to move it.
 //  3. Events that fall on the same picosecond run in the total order
@@ -52,7 +53,7 @@ class Event {
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
 
-  bool scheduled() const { return heap_index_ >= 0; }
+  bool scheduled() const { return live_seq_ != 0; }
   Time when() const { return when_; }
   EventClass event_class() const { return cls_; }
   uint32_t tag() const { return tag_; }
@@ -65,7 +66,7 @@ class Event {
 
   Handler handler_;
   Time when_;
-  int32_t heap_index_ = -1;
+  uint64_t live_seq_ = 0;  // sequence number of its live queue entry; 0: not scheduled
   uint32_t tag_;
   EventClass cls_;
 };

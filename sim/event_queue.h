@@ -1,13 +1,18 @@
-// The future event set: an indexed binary min-heap of Event pointers.
+// The future event set: a 4-ary min-heap of entries that carry their keys,
+// with lazy cancellation.
 //
 // Contract:
 //  1. Ordered by (time, EventClass, tag, sequence) as documented in event.h;
 //     the keys are copied into the heap entry so comparisons touch only the
 //     heap array, never the events themselves.
-//  2. push/pop/erase are O(log n) and never allocate once the heap has grown
-//     to its peak size (the entry vector keeps its capacity).
-//  3. Each event records its heap position, so erase (cancel) and update
-//     (reschedule) need no search.
+//  2. push/pop are O(log4 n) and never allocate once the heap has grown to
+//     its peak size (the entry vector keeps its capacity).
+//  3. erase (cancel) is O(1): it marks the event unscheduled, and its entry
+//     becomes stale; a stale entry is discarded when it reaches the top. An
+//     entry is live iff its sequence number is the event's live_seq_, so
+//     moving entries never writes to the events (no cache misses on them).
+//  4. Why 4-ary: half the levels of a binary heap, and the four children of a
+//     node share two cache lines.
 #pragma once
 
 #include <cstdint>
@@ -19,13 +24,20 @@ namespace rdmasim {
 
 class EventQueue {
  public:
-  bool empty() const { return heap_.empty(); }
-  size_t size() const { return heap_.size(); }
+  // Discards stale entries at the top; true if a live event remains.
+  bool ready() {
+    while (!heap_.empty() && heap_.front().seq != heap_.front().event->live_seq_)
+      discard_stale_top();
+    return !heap_.empty();
+  }
+  bool empty() { return !ready(); }
+  // Live events (stale entries not counted).
+  size_t size() const { return heap_.size() - stale_; }
+  // Call ready() first.
   Time top_time() const { return heap_.front().time; }
-  Event* top() const { return heap_.front().event; }
 
   void push(Event& e, Time t);
-  // Removes and returns the earliest event.
+  // Removes and returns the earliest live event. Call ready() first.
   Event* pop();
   void erase(Event& e);
 
@@ -42,15 +54,14 @@ class EventQueue {
     }
   };
 
+  void remove_top();
+  void discard_stale_top();
   void sift_up(size_t i);
   void sift_down(size_t i);
-  void place(size_t i, const Entry& e) {
-    heap_[i] = e;
-    e.event->heap_index_ = static_cast<int32_t>(i);
-  }
 
   std::vector<Entry> heap_;
   uint64_t next_seq_ = 0;
+  size_t stale_ = 0;
 };
 
 }  // namespace rdmasim

@@ -1,5 +1,6 @@
 #include "sim/link.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <stdexcept>
@@ -24,6 +25,9 @@ Time Link::transmit(PacketHandle p) {
   const Time now = sim().now();
   const Time ser = serializer_.next(Bytes(p->wire_bytes));
   tx_end_ = now + ser;
+  // A cut-through sender cannot finish a frame before the frame has finished
+  // arriving: on a faster egress it waits for the last bit (underrun guard).
+  if (p->rx_end > tx_end_) tx_end_ = p->rx_end;
   ++counters_.frames;
   counters_.wire_bytes += p->wire_bytes;
   counters_.busy += ser;
@@ -39,9 +43,17 @@ Time Link::transmit(PacketHandle p) {
       rng_.uniform01() >= std::exp(static_cast<double>(p->wire_bytes) * 8 * log1m_ber_)) {
     p->flags |= kFlagCorrupted;
   }
-  // Store-and-forward at the receiver: the frame is delivered when its last
-  // bit arrives.
-  propagation_.push_at(tx_end_ + propagation_.delay(), std::move(p));
+  if (cut_through_bytes_ > 0 && p->kind != PacketKind::kPfc) {
+    // A cut-through receiver gets the frame once its first bytes are in; it
+    // learns when the last bit will be.
+    p->rx_end = tx_end_ + propagation_.delay();
+    const Time head = Bytes(std::min<int64_t>(cut_through_bytes_, p->wire_bytes)) / rate();
+    propagation_.push_at(now + head + propagation_.delay(), std::move(p));
+  } else {
+    // Store-and-forward: delivered when its last bit arrives.
+    p->rx_end = Time::zero();
+    propagation_.push_at(tx_end_ + propagation_.delay(), std::move(p));
+  }
   return tx_end_;
 }
 
@@ -57,6 +69,8 @@ void Link::set_up(bool up) {
   if (up_ && !up) counters_.lost_down += propagation_.clear();
   up_ = up;
 }
+
+void Link::set_cut_through(Bytes header) { cut_through_bytes_ = header.count(); }
 
 void Link::set_bit_error_rate(double ber) {
   ber_ = ber;

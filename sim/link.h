@@ -64,6 +64,10 @@ class Link : public Component {
   void set_up(bool up);
   // Bit error rate; 0 turns corruption off. Draws from the link's own stream.
   void set_bit_error_rate(double ber);
+  // The receiver forwards cut-through: deliver each frame once `header`
+  // bytes have arrived (0: store-and-forward, at the last bit), with
+  // Packet::rx_end telling when the last bit arrives.
+  void set_cut_through(Bytes header);
 
  private:
   void deliver(PacketHandle p);
@@ -74,6 +78,7 @@ class Link : public Component {
   uint32_t to_port_ = 0;
   LinkCounters counters_;
   bool up_ = true;
+  int64_t cut_through_bytes_ = 0;
   double ber_ = 0;
   double log1m_ber_ = 0;  // log(1 - BER), so a frame's survival is exp(bits * log1m_ber_)
   RngStream rng_;

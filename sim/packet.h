@@ -33,6 +33,7 @@ enum class PacketKind : uint8_t {
   kCnp = 3,   // RoCE v2 congestion notification packet
   kPfc = 4,   // IEEE 802.1Qbb priority flow control frame
   kReadRequest = 5,
+  kRaw = 6,  // other Ethernet traffic (e.g. a lossy bulk stream in a test): carried, not consumed
 };
 
 // Bit flags on a packet.
@@ -53,14 +54,20 @@ struct alignas(64) Packet {
   uint32_t flow_hash;      // ECMP entropy; RoCE v2 puts it in the UDP source port
   uint32_t headers;        // set of headers on the wire (models/proto/wire_format.h)
   PacketKind kind;
-  uint8_t priority;       // traffic class 0..7 (DSCP/PCP mapped) or IB SL
-  uint8_t ecn;            // IP ECN field: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE
-  uint8_t flags;          // PacketFlag bits
-  uint8_t opcode;         // BTH opcode
-  uint8_t aeth_syndrome;  // AETH syndrome on ACK/NAK
-  uint16_t reserved0;
-  uint64_t id;   // unique per simulation, in creation order
-  Time created;  // when the packet was built
+  uint8_t priority;          // traffic class 0..7 (DSCP/PCP mapped) or IB SL
+  uint8_t ecn;               // IP ECN field: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE
+  uint8_t flags;             // PacketFlag bits
+  uint8_t opcode;            // BTH opcode
+  uint8_t aeth_syndrome;     // AETH syndrome on ACK/NAK
+  uint8_t dscp;              // IP DSCP (6 bits): what a switch trusting DSCP classifies on
+  uint8_t pcp;               // 802.1Q PCP (3 bits), when frames carry a VLAN tag
+  uint16_t ingress_port;     // set by a switch on arrival: the port it came in by
+  uint16_t egress_port;      // set by a switch when it routes the packet
+  uint8_t ingress_priority;  // the priority a switch charged its ingress queue with
+  uint8_t reserved0;
+  uint32_t accounted;  // bytes a switch MMU charged for it (released on departure)
+  uint64_t id;         // unique per simulation, in creation order
+  Time created;        // when the packet was built
   // ---- transport fields ----
   uint32_t src_qpn;
   uint32_t dst_qpn;           // BTH DestQP

@@ -33,16 +33,24 @@ void Simulation::schedule(Event& e, Time t) {
   assert(!e.scheduled() && "event already scheduled");
   assert(t >= now_ && "event scheduled in the past");
   queue_.push(e, t);
+  if (e.cls_ < EventClass::kSample) ++model_pending_;
 }
 
 void Simulation::reschedule(Event& e, Time t) {
   assert(t >= now_);
-  if (e.scheduled()) queue_.erase(e);
+  if (e.scheduled()) {
+    queue_.erase(e);
+    if (e.cls_ < EventClass::kSample) --model_pending_;
+  }
   queue_.push(e, t);
+  if (e.cls_ < EventClass::kSample) ++model_pending_;
 }
 
 void Simulation::cancel(Event& e) {
-  if (e.scheduled()) queue_.erase(e);
+  if (e.scheduled()) {
+    queue_.erase(e);
+    if (e.cls_ < EventClass::kSample) --model_pending_;
+  }
 }
 
 void Simulation::set_progress_hook(std::function<void(const Simulation&)> hook, uint64_t every) {
@@ -64,6 +72,7 @@ RunEnd Simulation::run(Time stop_at) {
       return RunEnd::kTimeLimit;
     }
     Event* e = queue_.pop();
+    if (e->cls_ < EventClass::kSample) --model_pending_;
     now_ = t;
     ++events_;
     fingerprint_ = mix64(fingerprint_ ^ static_cast<uint64_t>(t.in_ps())) ^

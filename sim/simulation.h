@@ -107,6 +107,10 @@ class Simulation {
   uint64_t events_dispatched() const { return events_; }
   uint64_t fingerprint() const { return fingerprint_; }
   size_t pending_events() const { return queue_.size(); }
+  // Pending events of the models themselves (classes below kSample): when
+  // there are none, nothing can change any more, and observers (samplers,
+  // detectors, in kSample and kControl) stop rescheduling themselves.
+  size_t model_events_pending() const { return model_pending_; }
   // Called from run() about every `every` events, e.g. to print progress.
   void set_progress_hook(std::function<void(const Simulation&)> hook, uint64_t every = 1 << 16);
 
@@ -121,6 +125,7 @@ class Simulation {
   EventQueue queue_;
   PacketPool pool_;
   uint64_t events_ = 0;
+  size_t model_pending_ = 0;
   uint64_t fingerprint_ = 0;
   std::function<void(const Simulation&)> progress_hook_;
   uint64_t progress_every_ = 0;

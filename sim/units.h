@@ -108,6 +108,9 @@ class BitRate {
   int64_t bps_ = 0;
 };
 
+constexpr Time operator*(int64_t k, Time t) { return t * k; }
+constexpr Bytes operator*(int64_t k, Bytes b) { return b * k; }
+
 // Time to put `b` on a wire of rate `r`, rounded up to the next picosecond
 // (a transmission is not over until its last bit is). Requires r > 0.
 Time transfer_time(Bytes b, BitRate r);

@@ -71,6 +71,7 @@ class Topology {
   uint32_t add_link(uint32_t a, uint32_t b, BitRate rate, Time delay);
   // Marks a link failed: routing ignores it; its ports keep their numbers.
   void fail_link(uint32_t index) { links_[index].failed = true; }
+  void set_link_failed(uint32_t index, bool failed) { links_[index].failed = failed; }
 
   const std::vector<TopoNode>& nodes() const { return nodes_; }
   const std::vector<TopoLink>& links() const { return links_; }

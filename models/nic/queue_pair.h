@@ -1,43 +1,35 @@
-// An RC queue pair (IBA Vol 1 ch. 9): the requester half segments posted
-// work requests into packets with consecutive PSNs and retires them when
-// they are acknowledged; the responder half checks that packets arrive in
-// PSN order and decides when to acknowledge.
+// An RC queue pair (IBA Vol 1 ch. 9): its requester half (send queue, PSNs,
+// acknowledgement and retransmission state) and its responder half (expected
+// PSN, receive queue, READ responses, out-of-order placement). The protocol
+// itself is run by the NIC (rdma_nic_requester.cpp, rdma_nic_responder.cpp);
+// this is the state it keeps per QP, with the sequence bookkeeping.
 //
 // Contract:
 //  1. A QP is created by its NIC and connected once, out of band (as the
 //     RDMA connection manager would), to one remote QP.
-//  2. Work requests complete in posting order (IBA §10.8.3: RC completions
-//     are in order).
-//  3. PSNs on the wire are 24-bit; the requester keeps 64-bit sequence
-//     numbers internally and maps each ACK onto the outstanding window.
+//  2. Work requests complete in posting order (IBA §10.8.3).
+//  3. Each work request owns a range of PSNs fixed when it is posted: a WRITE
+//     or SEND of n packets n PSNs, a READ of n response packets n PSNs
+//     (its request carries the first; IBA §9.7.1). Sequence numbers are 64-bit
+//     inside, 24-bit on the wire; both halves start at PSN 0.
+//  4. `una` is the oldest PSN not yet known to be done (ACKed, or a READ
+//     response received); every PSN below it is done.
 #pragma once
 
 #include <cstdint>
 
+#include "models/nic/psn_bitmap.h"
+#include "models/nic/reorder_buffer.h"
+#include "models/nic/work_request.h"
 #include "sim/ring.h"
 #include "sim/units.h"
 
 namespace rdmasim {
 
-enum class Verb : uint8_t { kWrite, kSend };
-
-struct WorkRequest {
-  uint64_t wr_id = 0;  // the poster's tag, returned in the completion
-  Verb verb = Verb::kWrite;
-  int64_t bytes = 0;
-};
-
-struct Completion {
-  uint64_t wr_id = 0;       // requester side: the work request's tag
-  uint64_t message_id = 0;  // the sending NIC's message number
-  uint32_t qpn = 0;         // the local QP
-  uint32_t peer = 0;        // the remote host
-  Verb verb = Verb::kWrite;
-  int64_t bytes = 0;
-  Time posted;     // when the work request was posted
-  Time first_tx;   // start of transmission of its first packet
-  Time completed;  // requester: ACK of the last packet arrived; responder: last packet arrived
-};
+// Packets a message of `bytes` occupies at path MTU `mtu` (at least one).
+constexpr uint64_t packets_for(int64_t bytes, uint32_t mtu) {
+  return bytes <= 0 ? 1 : static_cast<uint64_t>((bytes + mtu - 1) / mtu);
+}
 
 class QueuePair {
  public:
@@ -63,87 +55,98 @@ class QueuePair {
   // ---- requester ----
   struct Wqe {
     WorkRequest wr;
-    int64_t sent = 0;        // payload bytes segmented so far
-    uint64_t first_seq = 0;  // sequence number of its first packet
-    uint64_t last_seq = 0;   // ... and of its last, once segmented
+    uint64_t first_seq = 0;  // its PSN range [first_seq, end_seq)
+    uint64_t end_seq = 0;
     uint64_t message_id = 0;
     Time posted;
     Time first_tx;
+    bool started = false;  // a first packet (or READ request) has been sent
   };
   Ring<Wqe>& wqes() { return wqes_; }
-  // Index into wqes() of the next WQE with bytes left to send.
-  size_t send_index() const { return send_index_; }
-  bool has_data() const { return send_index_ < wqes_.size(); }
-  uint64_t next_seq() const { return next_seq_; }
-  uint64_t unacked_seq() const { return una_; }
+  const Ring<Wqe>& wqes() const { return wqes_; }
 
-  void post(const WorkRequest& wr, uint64_t message_id, Time now) {
-    wqes_.push_back(Wqe{wr, 0, 0, 0, message_id, now, Time::zero()});
+  void post(const WorkRequest& wr, uint64_t message_id, Time now, uint32_t mtu) {
+    Wqe w;
+    w.wr = wr;
+    w.first_seq = post_seq_;
+    w.end_seq = post_seq_ + packets_for(wr.bytes, mtu);
+    w.message_id = message_id;
+    w.posted = now;
+    post_seq_ = w.end_seq;
+    wqes_.push_back(w);
   }
-
-  // What the next data packet carries: its message, opcode position, PSN and
-  // payload. Advances the segmentation state.
-  struct Segment {
-    Wqe* wqe;
-    uint64_t seq;
-    uint32_t payload;
-    bool first;
-    bool last;
-  };
-  Segment next_segment(uint32_t mtu, Time now) {
-    Wqe& w = wqes_[send_index_];
-    Segment s{&w, next_seq_++, 0, w.sent == 0, false};
-    const int64_t left = w.wr.bytes - w.sent;
-    s.payload = static_cast<uint32_t>(left < mtu ? left : mtu);
-    if (s.first) {
-      w.first_seq = s.seq;
-      w.first_tx = now;
+  // Index into wqes() of the WQE holding `seq` (wqes().size() if none).
+  size_t find_wqe(uint64_t seq) const {
+    for (size_t i = 0; i < wqes_.size(); ++i) {
+      if (seq < wqes_[i].end_seq) return seq >= wqes_[i].first_seq ? i : wqes_.size();
     }
-    w.sent += s.payload;
-    if (w.sent == w.wr.bytes) {
-      s.last = true;
-      w.last_seq = s.seq;
-      ++send_index_;
-    }
-    return s;
+    return wqes_.size();
+  }
+  // Maps a 24-bit PSN into [una, limit]; returns false if it lies outside.
+  bool map_psn(uint32_t psn24, uint64_t limit, uint64_t* seq) const {
+    const uint64_t offset = (psn24 - static_cast<uint32_t>(una)) & 0xFFFFFF;
+    if (una + offset > limit) return false;
+    *seq = una + offset;
+    return true;
   }
 
-  // Maps a 24-bit acknowledged PSN onto the window [una, next) and returns the
-  // number of sequence numbers it newly acknowledges (0 for a stale ACK).
-  uint64_t acknowledge(uint32_t psn24) {
-    const uint64_t outstanding = next_seq_ - una_;
-    const uint64_t offset = (psn24 - static_cast<uint32_t>(una_)) & 0xFFFFFF;
-    if (offset >= outstanding) return 0;  // older than una, or not yet sent
-    const uint64_t newly = offset + 1;
-    una_ += newly;
-    return newly;
-  }
-  // Pops the oldest WQE if all its packets are acknowledged.
-  bool front_complete() const {
-    return !wqes_.empty() && send_index_ > 0 && wqes_.front().last_seq < una_;
-  }
-  Wqe pop_front() {
-    --send_index_;
-    return wqes_.pop_front();
-  }
+  uint64_t post_seq() const { return post_seq_; }  // end of the last posted WQE's range
+
+  // Sequence state, driven by the NIC.
+  uint64_t una = 0;           // oldest PSN not known to be done
+  uint64_t next_seq = 0;      // next PSN to send (go-back-N rewinds it)
+  uint64_t snd_max = 0;       // one past the highest PSN ever sent
+  size_t send_index = 0;      // index of the WQE holding next_seq
+  int reads_outstanding = 0;  // READs issued and not complete (ORD)
+  // Times each PSN in [una, snd_max) has been sent (saturating): the value a
+  // retransmitted packet carries in Packet::retransmissions.
+  Ring<uint8_t> send_count;
+  // Retransmission timer (local ACK timeout): lazy, re-armed at `deadline`.
+  bool timer_armed = false;
+  Time deadline;
+  int retries = 0;      // timeouts and NAK retries since the last progress
+  int rnr_retries = 0;  // RNR NAKs since the last progress
+  bool rnr_wait = false;
+  bool error = false;
+  // Go-back-N: the una at which a READ-response gap was last answered, so
+  // that one gap causes one rewind.
+  uint64_t read_gap_at = UINT64_MAX;
+  // Selective repeat: PSNs past una known done (SACKed, or READ responses).
+  PsnBitmap sacked;
+  bool in_recovery = false;
+  uint64_t retx_ptr = 0;       // next PSN to consider for retransmission
+  uint64_t recovery_high = 0;  // retransmit unsacked PSNs below this
+  // Counters.
+  uint64_t retransmitted = 0;  // packets this QP sent again (requests, data, READ responses)
+  uint64_t timeouts = 0;
+  int max_reads_outstanding = 0;
+
+  bool has_new_data() const { return next_seq < post_seq_; }
+  bool outstanding() const { return una < snd_max; }
 
   // ---- responder ----
-  uint32_t expected_psn() const { return epsn_; }
-  uint32_t msn() const { return msn_; }
-  // Accepts the in-order packet: advances ePSN (and MSN at a message's end).
-  // Returns true if an ACK is due now, with `ack_interval` packets coalesced.
-  bool accept(bool last_of_message, bool ack_req, int ack_interval) {
-    epsn_ = (epsn_ + 1) & 0xFFFFFF;
-    if (last_of_message) msn_ = (msn_ + 1) & 0xFFFFFF;
-    if (last_of_message || ack_req || ++unacked_ >= ack_interval) {
-      unacked_ = 0;
-      return true;
-    }
-    return false;
-  }
-  // Receive-side progress of the current inbound message.
-  int64_t& rx_message_bytes() { return rx_message_bytes_; }
-  Time& rx_message_start() { return rx_message_start_; }
+  struct ReadJob {
+    uint64_t seq = 0;      // PSN of the next response packet
+    uint64_t packets = 0;  // response packets left
+    int64_t bytes = 0;     // payload bytes left
+    uint64_t message_id = 0;
+    bool started = false;     // its first response packet has been sent
+    bool retransmit = false;  // answers a duplicate request
+  };
+  uint64_t epsn = 0;  // expected PSN (64-bit; the wire carries its low 24 bits)
+  uint32_t msn = 0;
+  int unacked = 0;
+  bool nak_sent = false;  // one NAK (sequence error or RNR) per gap
+  int64_t rx_message_bytes = 0;
+  Time rx_message_start;
+  int64_t receives_consumed = 0;
+  Ring<ReadJob> read_jobs;
+  int max_read_jobs = 0;
+  // Control to send once the pending READ responses are out (0: none):
+  // responses and acknowledgements leave a responder in PSN order.
+  uint8_t deferred_syndrome = 0;
+  bool deferred = false;
+  ReorderBuffer reorder;
 
  private:
   uint32_t qpn_;
@@ -155,15 +158,7 @@ class QueuePair {
   bool connected_ = false;
 
   Ring<Wqe> wqes_;
-  size_t send_index_ = 0;
-  uint64_t next_seq_ = 0;
-  uint64_t una_ = 0;
-
-  uint32_t epsn_ = 0;
-  uint32_t msn_ = 0;
-  int unacked_ = 0;
-  int64_t rx_message_bytes_ = 0;
-  Time rx_message_start_;
+  uint64_t post_seq_ = 0;
 };
 
 }  // namespace rdmasim

@@ -1,38 +1,46 @@
-#include "models/nic/rdma_nic.h"
-
+// RdmaNic: QPs, ports, the transmit scheduler, PFC (honoured and generated)
+// and the receive buffer. The requester and responder halves of the RC
+// transport are in rdma_nic_requester.cpp and rdma_nic_responder.cpp.
+#include <algorithm>
 #include <cassert>
 #include <stdexcept>
 
-#include "sim/hash.h"
+#include "models/nic/ib_timers.h"
+#include "models/nic/rdma_nic.h"
+#include "sim/link.h"
 
 namespace rdmasim {
-namespace {
-
-RcOpcode data_opcode(Verb verb, bool first, bool last) {
-  if (verb == Verb::kWrite) {
-    if (first && last) return RcOpcode::kWriteOnly;
-    if (first) return RcOpcode::kWriteFirst;
-    return last ? RcOpcode::kWriteLast : RcOpcode::kWriteMiddle;
-  }
-  if (first && last) return RcOpcode::kSendOnly;
-  if (first) return RcOpcode::kSendFirst;
-  return last ? RcOpcode::kSendLast : RcOpcode::kSendMiddle;
-}
-
-}  // namespace
 
 RdmaNic::RdmaNic(Simulation& sim, std::string name, uint32_t host, const NicConfig& cfg,
                  const RoceV2Format& format)
-    : Node(sim, std::move(name)), host_(host), cfg_(cfg), format_(format) {}
+    : Node(sim, std::move(name)),
+      host_(host),
+      cfg_(cfg),
+      format_(format),
+      ord_(std::min(cfg.max_rd_atomic, cfg.max_dest_rd_atomic)),
+      base_timeout_(cfg.retransmit_timeout > Time::zero() ? cfg.retransmit_timeout
+                                                          : ib_ack_timeout(cfg.timeout)) {}
 
 uint32_t RdmaNic::create_qp() {
   const auto qpn = static_cast<uint32_t>(kFirstQpn + qps_.size());
-  qps_.push_back(std::make_unique<QueuePair>(qpn, host_));
-  is_active_.push_back(false);
+  qps_.push_back(std::make_unique<QpSlot>(this, qpn, host_, id()));
+  QueuePair& q = qps_.back()->qp;
+  if (cfg_.loss_recovery == LossRecovery::kSelectiveRepeat) {
+    q.sacked = PsnBitmap(cfg_.sr_window);
+    q.sacked.reset(0);
+  }
   return qpn;
 }
 
-void RdmaNic::setup() { ports_.resize(num_ports()); }
+void RdmaNic::setup() {
+  ports_.clear();
+  for (uint32_t i = 0; i < num_ports(); ++i) {
+    ports_.push_back(std::make_unique<PortState>(this, i, id()));
+    ports_.back()->rx.configure(cfg_.rx_drain_rate, cfg_.rx_buffer);
+  }
+  // Work posted before setup starts now.
+  for (auto& s : qps_) activate(s->qp.qpn());
+}
 
 void RdmaNic::connect_qp(uint32_t qpn, uint32_t remote_host, uint32_t remote_qpn,
                          uint32_t flow_hash) {
@@ -45,144 +53,257 @@ void RdmaNic::connect_qp(uint32_t qpn, uint32_t remote_host, uint32_t remote_qpn
 void RdmaNic::post(uint32_t qpn, const WorkRequest& wr) {
   QueuePair& q = qp(qpn);
   if (!q.connected()) throw std::logic_error("post on an unconnected QP");
-  q.post(wr, next_message_id_++, sim().now());
-  const uint32_t idx = qpn - kFirstQpn;
-  if (!is_active_[idx]) {
-    is_active_[idx] = true;
-    ports_[q.port()].active.push_back(qpn);
-    port(q.port()).wake();
+  q.post(wr, next_message_id_++, sim().now(), cfg_.mtu);
+  if (q.error) {
+    // A QP in the error state flushes what is posted (IBA §10.8.3.3).
+    complete_front(q, WcStatus::kFlushed);
+    return;
   }
+  activate(qpn);
 }
 
+void RdmaNic::post_receives(uint32_t qpn, int64_t n) { slot(qpn).extra_receives += n; }
+
+int64_t RdmaNic::receives_available(uint32_t qpn) const {
+  const QpSlot& s = *qps_[qpn - kFirstQpn];
+  int64_t posted = cfg_.receive_queue_depth + s.extra_receives;
+  if (cfg_.receive_replenish > Time::zero()) posted += sim().now() / cfg_.receive_replenish;
+  return posted - s.qp.receives_consumed;
+}
+
+void RdmaNic::activate(uint32_t qpn) {
+  QpSlot& s = slot(qpn);
+  if (s.active || ports_.empty()) return;
+  if (s.qp.read_jobs.empty() && !can_send(s.qp)) return;
+  s.active = true;
+  ports_[s.qp.port()]->active.push_back(qpn);
+  port(s.qp.port()).wake();
+}
+
+// ---- the transmit side ----
+
 PacketHandle RdmaNic::next_packet(uint32_t port_index) {
-  PortQueues& pq = ports_[port_index];
-  if (!pq.control.empty()) return pq.control.pop_front();
-  while (!pq.active.empty()) {
-    const uint32_t qpn = pq.active.pop_front();
-    QueuePair& q = qp(qpn);
-    if (!q.has_data()) {
-      is_active_[qpn - kFirstQpn] = false;
+  PortState& ps = *ports_[port_index];
+  const Time now = sim().now();
+  // PFC frames are MAC control frames: never paused, ahead of everything.
+  if (!ps.pfc_out.empty()) return ps.pfc_out.pop_front();
+  Time blocked_until = Time::infinite();
+  for (int prio = kNumPriorities - 1; prio >= 0; --prio) {
+    Ring<PacketHandle>& ring = ps.control[prio];
+    if (ring.empty()) continue;
+    if (ps.pause.paused(prio, now)) {
+      blocked_until = std::min(blocked_until, ps.pause.paused_until(prio));
       continue;
     }
-    PacketHandle p = build_data(q);
-    if (q.has_data()) {
-      pq.active.push_back(qpn);
-    } else {
-      is_active_[qpn - kFirstQpn] = false;
-    }
-    return p;
+    return ring.pop_front();
   }
+  if (!ps.active.empty()) {
+    if (ps.pause.paused(cfg_.data_priority, now)) {
+      blocked_until = std::min(blocked_until, ps.pause.paused_until(cfg_.data_priority));
+    } else {
+      while (!ps.active.empty()) {
+        const uint32_t qpn = ps.active.pop_front();
+        QpSlot& s = slot(qpn);
+        QueuePair& q = s.qp;
+        PacketHandle p;
+        // A QP that both answers READs and sends requests alternates.
+        const bool responses = !q.read_jobs.empty();
+        const bool requests = can_send(q);
+        if (responses && (!requests || s.responses_turn)) {
+          p = build_read_response(q);
+        } else if (requests) {
+          p = build_request(q);
+        }
+        s.responses_turn = !s.responses_turn;
+        if (!p) {
+          s.active = false;
+          continue;
+        }
+        if (!q.read_jobs.empty() || can_send(q)) {
+          ps.active.push_back(qpn);
+        } else {
+          s.active = false;
+        }
+        return p;
+      }
+    }
+  }
+  // Something waits for a pause to end: pull again then.
+  if (!blocked_until.is_infinite()) port(port_index).wake_at(blocked_until);
   return {};
 }
 
-PacketHandle RdmaNic::build_data(QueuePair& q) {
-  const QueuePair::Segment s = q.next_segment(cfg_.mtu, sim().now());
-  const RcOpcode op = data_opcode(s.wqe->wr.verb, s.first, s.last);
+void RdmaNic::classify(Packet& p, PacketKind kind) const {
+  p.kind = kind;
+  switch (kind) {
+    case PacketKind::kData:
+    case PacketKind::kReadRequest:
+      p.priority = cfg_.data_priority;
+      p.dscp = cfg_.data_dscp;
+      p.ecn = 2;  // ECT(0): RoCE v2 data is ECN-capable (DCQCN reaction point)
+      break;
+    case PacketKind::kAck:
+    case PacketKind::kNak:
+      p.priority = cfg_.ack_priority;
+      p.dscp = cfg_.ack_dscp;
+      break;
+    case PacketKind::kCnp:
+      p.priority = cfg_.cnp_priority;
+      p.dscp = cfg_.cnp_dscp;
+      break;
+    case PacketKind::kPfc:
+    case PacketKind::kRaw:
+      break;
+  }
+  p.pcp = p.priority;
+}
+
+PacketHandle RdmaNic::make(PacketKind kind, RcOpcode op, uint32_t payload, const QueuePair& q) {
   PacketHandle p = sim().make_packet();
-  p->kind = PacketKind::kData;
+  classify(*p, kind);
   p->opcode = static_cast<uint8_t>(op);
   const HeaderSet headers = format_.packet(op);
   p->headers = headers.bits();
-  p->payload_bytes = s.payload;
-  p->wire_bytes = headers.wire_bytes(s.payload);
+  p->payload_bytes = payload;
+  p->wire_bytes = headers.wire_bytes(payload);
   p->src = host_;
   p->dst = q.remote_host();
   p->flow_hash = q.flow_hash();
-  p->priority = cfg_.data_priority;
   p->src_qpn = q.qpn();
   p->dst_qpn = q.remote_qpn();
-  p->psn = static_cast<uint32_t>(s.seq) & kPsnMask;
-  p->message_id = s.wqe->message_id;
-  p->flags = (s.first ? kFlagFirst : 0) | (s.last ? kFlagLast | kFlagAckReq : 0);
-  ++counters_.data_packets_sent;
   return p;
 }
 
-void RdmaNic::receive(uint32_t /*port*/, PacketHandle p) {
+// ---- the receive side ----
+
+void RdmaNic::receive(uint32_t port_index, PacketHandle p) {
+  PortState& ps = *ports_[port_index];
+  if (p->kind == PacketKind::kPfc) {
+    ++counters_.pfc_frames_received;
+    on_pfc_frame(port_index, *p);
+    return;
+  }
   assert(p->dst == host_);
+  if (!ps.rx.enabled()) {
+    dispatch(std::move(p));
+    return;
+  }
+  const uint8_t prio = p->priority;
+  const Bytes bytes(HeaderSet(p->headers).frame_bytes(p->payload_bytes));
+  if (!ps.rx.admit(std::move(p), bytes, sim().now())) {
+    ++counters_.rx_buffer_drops;
+    return;
+  }
+  if (!ps.xoff_sent[prio] && ps.rx.occupancy(prio) >= cfg_.rx_xoff) {
+    ps.xoff_sent[prio] = true;
+    send_pfc(port_index, prio, kPfcMaxQuanta);
+  }
+  if (!ps.drain.scheduled()) sim().schedule(ps.drain, ps.rx.next_done());
+}
+
+void RdmaNic::on_drain(uint32_t port_index) {
+  PortState& ps = *ports_[port_index];
+  const Time now = sim().now();
+  while (!ps.rx.empty() && ps.rx.next_done() <= now) {
+    uint8_t prio = 0;
+    PacketHandle p = ps.rx.pop(&prio);
+    if (ps.xoff_sent[prio] && ps.rx.occupancy(prio) <= cfg_.rx_xon) {
+      ps.xoff_sent[prio] = false;
+      send_pfc(port_index, prio, 0);
+    }
+    dispatch(std::move(p));
+  }
+  if (!ps.rx.empty()) sim().schedule(ps.drain, ps.rx.next_done());
+}
+
+void RdmaNic::dispatch(PacketHandle p) {
   switch (p->kind) {
     case PacketKind::kData:
-      on_data(std::move(p));
+      if (p->opcode >= static_cast<uint8_t>(RcOpcode::kReadResponseFirst) &&
+          p->opcode <= static_cast<uint8_t>(RcOpcode::kReadResponseOnly)) {
+        on_read_response(std::move(p));
+      } else {
+        on_request(std::move(p));
+      }
+      break;
+    case PacketKind::kReadRequest:
+      on_request(std::move(p));
       break;
     case PacketKind::kAck:
+    case PacketKind::kNak:
       on_ack(std::move(p));
       break;
     default:
-      break;  // not generated by this model yet
+      break;  // CNPs: no congestion control in this model yet
   }
 }
 
-void RdmaNic::on_data(PacketHandle p) {
-  ++counters_.data_packets_received;
-  QueuePair& q = qp(p->dst_qpn);
-  if (p->psn != q.expected_psn()) {
-    ++counters_.out_of_sequence;
-    return;
-  }
-  const bool first = (p->flags & kFlagFirst) != 0;
-  const bool last = (p->flags & kFlagLast) != 0;
-  if (first) {
-    q.rx_message_bytes() = 0;
-    q.rx_message_start() = p->created;
-  }
-  q.rx_message_bytes() += p->payload_bytes;
-  counters_.payload_bytes_delivered += p->payload_bytes;
-  if (q.accept(last, (p->flags & kFlagAckReq) != 0, cfg_.ack_interval)) send_ack(*p, q);
-  if (last) {
-    ++counters_.messages_completed;
-    if (completions_ != nullptr) {
-      Completion c;
-      c.message_id = p->message_id;
-      c.qpn = q.qpn();
-      c.peer = p->src;
-      c.verb =
-          (p->opcode <= static_cast<uint8_t>(RcOpcode::kSendOnly)) ? Verb::kSend : Verb::kWrite;
-      c.bytes = q.rx_message_bytes();
-      c.first_tx = q.rx_message_start();
-      c.completed = sim().now();
-      completions_->on_receive_completion(host_, c);
+// ---- PFC ----
+
+void RdmaNic::on_pfc_frame(uint32_t port_index, const Packet& f) {
+  PortState& ps = *ports_[port_index];
+  Port& pt = port(port_index);
+  const Time recheck =
+      ps.pause.on_frame(f, sim().now(), cfg_.pfc_response_delay, pt.link()->rate());
+  if (!recheck.is_infinite()) pt.wake_at(recheck);
+}
+
+void RdmaNic::send_pfc(uint32_t port_index, int priority, uint16_t quanta) {
+  PortState& ps = *ports_[port_index];
+  Port& pt = port(port_index);
+  PacketHandle f = make_pfc_frame(sim(), static_cast<uint16_t>(1U << priority), quanta);
+  f->src = host_;
+  ps.pfc_out.push_back(std::move(f));
+  ++counters_.pfc_frames_sent;
+  if (quanta > 0) {
+    // Refresh the pause at half its length while the buffer stays above XON.
+    ps.refresh_at[priority] = sim().now() + pfc_pause_time(quanta, pt.link()->rate()) / 2;
+    if (!ps.refresh.scheduled()) {
+      sim().schedule(ps.refresh, ps.refresh_at[priority]);
+    } else if (ps.refresh.when() > ps.refresh_at[priority]) {
+      sim().reschedule(ps.refresh, ps.refresh_at[priority]);
     }
   }
+  pt.wake();
 }
 
-void RdmaNic::send_ack(const Packet& data, const QueuePair& q) {
-  PacketHandle a = sim().make_packet();
-  a->kind = PacketKind::kAck;
-  a->opcode = static_cast<uint8_t>(RcOpcode::kAcknowledge);
-  const HeaderSet headers = format_.ack();
-  a->headers = headers.bits();
-  a->wire_bytes = headers.wire_bytes(0);
-  a->src = host_;
-  a->dst = data.src;
-  a->flow_hash = q.flow_hash();
-  a->priority = cfg_.ack_priority;
-  a->src_qpn = q.qpn();
-  a->dst_qpn = data.src_qpn;
-  a->psn = data.psn;
-  a->msn = q.msn();
-  a->aeth_syndrome = kAethAckUnlimited;
-  ports_[q.port()].control.push_back(std::move(a));
-  ++counters_.acks_sent;
-  port(q.port()).wake();
+void RdmaNic::on_pfc_refresh(uint32_t port_index) {
+  PortState& ps = *ports_[port_index];
+  const Time now = sim().now();
+  for (int prio = 0; prio < kNumPriorities; ++prio) {
+    const bool storm = now < ps.storm_until[prio];
+    if ((ps.xoff_sent[prio] || storm) && ps.refresh_at[prio] <= now) {
+      send_pfc(port_index, prio, kPfcMaxQuanta);
+    }
+    if (!storm && ps.storm_until[prio] > Time::zero()) {
+      // The storm is over.
+      ps.storm_until[prio] = Time::zero();
+      if (!ps.xoff_sent[prio]) send_pfc(port_index, prio, 0);
+    }
+  }
+  Time next = Time::infinite();
+  for (int prio = 0; prio < kNumPriorities; ++prio) {
+    if (ps.xoff_sent[prio] || ps.storm_until[prio] > now) {
+      next = std::min(next, ps.refresh_at[prio]);
+    }
+    if (ps.storm_until[prio] > now) next = std::min(next, ps.storm_until[prio]);
+  }
+  if (next.is_infinite()) return;
+  if (!ps.refresh.scheduled()) {
+    sim().schedule(ps.refresh, next);
+  } else if (ps.refresh.when() > next) {
+    sim().reschedule(ps.refresh, next);
+  }
 }
 
-void RdmaNic::on_ack(PacketHandle p) {
-  QueuePair& q = qp(p->dst_qpn);
-  if (q.acknowledge(p->psn) == 0) return;
-  while (q.front_complete()) {
-    QueuePair::Wqe w = q.pop_front();
-    if (completions_ == nullptr) continue;
-    Completion c;
-    c.wr_id = w.wr.wr_id;
-    c.message_id = w.message_id;
-    c.qpn = q.qpn();
-    c.peer = q.remote_host();
-    c.verb = w.wr.verb;
-    c.bytes = w.wr.bytes;
-    c.posted = w.posted;
-    c.first_tx = w.first_tx;
-    c.completed = sim().now();
-    completions_->on_send_completion(host_, c);
+void RdmaNic::start_pfc_storm(uint8_t priority, Time until) {
+  for (uint32_t i = 0; i < ports_.size(); ++i) {
+    PortState& ps = *ports_[i];
+    ps.storm_until[priority] = until;
+    send_pfc(i, priority, kPfcMaxQuanta);
+    // Make sure the storm's end is seen even between refreshes.
+    const Time end = std::max(until, sim().now());
+    if (!until.is_infinite() && ps.refresh.when() > end) sim().reschedule(ps.refresh, end);
   }
 }
 

@@ -1,27 +1,41 @@
 // RdmaNic: a RoCE v2 RNIC with RC queue pairs, on one or more ports.
+// docs/nic.md describes the model and every parameter.
 //
 // Contract:
 //  1. The NIC builds a data packet only when its port's transmitter is free
 //     (pull model, sim/node.h), so a packet's creation time is the start of
-//     its transmission, and the NIC holds no per-packet transmit queue for
-//     data. ACKs wait in a small control queue that is served first.
+//     its transmission, and it holds no per-packet transmit queue for data.
+//     Per port, next_packet() serves PFC frames first (never paused), then
+//     ACK/NAK/CNP control packets by priority, then data (WRITE, SEND, READ
+//     requests and READ responses) round robin over active QPs, one packet
+//     per turn. Nothing of a priority paused by a received PFC frame leaves.
 //  2. Each QP is bound to one port when it is connected (by the
-//     EgressSelector, if the NIC has several ports); the active QPs of a port
-//     share it round robin, one packet per turn.
-//  3. The responder delivers in PSN order; a packet out of order is counted
-//     and dropped (loss recovery arrives with go-back-N in a later model).
+//     EgressSelector, if the NIC has several ports).
+//  3. Verbs: WRITE, SEND (consumes a posted receive WQE at the responder; an
+//     RNR NAK if none) and READ (ORD/IRD limited). Loss recovery is go-back-N
+//     (IBA) or selective repeat (IRN), with the local ACK timeout, retry_cnt
+//     and rnr_retry of IBA; a QP that runs out of retries enters the error
+//     state and completes its work requests with an error status.
 //  4. Completions go to the NIC's CompletionHandler (one per NIC, like a
-//     CQ), requester side when the last packet is acknowledged, responder
-//     side when the last packet of an inbound message arrives.
+//     CQ): requester side when the last packet is acknowledged (a READ: when
+//     its last response arrives), responder side when an inbound WRITE/SEND
+//     message is whole.
+//  5. Timers are per QP (retransmission, RNR wait) and per port (PFC
+//     refresh, receive-buffer drain); all carry the NIC's id as their tag. A
+//     pause's end wakes the port through Port::wake_at.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "models/flow_control/pfc.h"
+#include "models/nic/indexed_event.h"
 #include "models/nic/nic_config.h"
 #include "models/nic/queue_pair.h"
+#include "models/nic/rx_buffer.h"
 #include "models/proto/roce_v2.h"
 #include "sim/node.h"
 #include "sim/ring.h"
@@ -44,12 +58,22 @@ class CompletionHandler {
 };
 
 struct NicCounters {
-  uint64_t data_packets_sent = 0;
+  uint64_t data_packets_sent = 0;  // WRITE/SEND packets and READ responses, incl. retransmissions
+  uint64_t read_requests_sent = 0;
   uint64_t acks_sent = 0;
+  uint64_t naks_sent = 0;  // sequence-error NAKs
+  uint64_t rnr_naks_sent = 0;
   uint64_t data_packets_received = 0;
-  uint64_t out_of_sequence = 0;  // packets that arrived with an unexpected PSN
+  uint64_t out_of_sequence = 0;  // packets that arrived ahead of the expected PSN
+  uint64_t duplicates = 0;       // packets that arrived behind it
   int64_t payload_bytes_delivered = 0;
   uint64_t messages_completed = 0;
+  uint64_t retransmitted_packets = 0;
+  uint64_t timeouts = 0;
+  uint64_t qp_errors = 0;
+  uint64_t pfc_frames_received = 0;
+  uint64_t pfc_frames_sent = 0;
+  uint64_t rx_buffer_drops = 0;
 };
 
 class RdmaNic : public Node {
@@ -69,10 +93,24 @@ class RdmaNic : public Node {
   // Connects QP `qpn` to `remote_qpn` on host `remote_host`. `flow_hash` is
   // the connection's ECMP entropy (the RoCE v2 UDP source port).
   void connect_qp(uint32_t qpn, uint32_t remote_host, uint32_t remote_qpn, uint32_t flow_hash);
-  QueuePair& qp(uint32_t qpn) { return *qps_[qpn - kFirstQpn]; }
+  QueuePair& qp(uint32_t qpn) { return qps_[qpn - kFirstQpn]->qp; }
+  const QueuePair& qp(uint32_t qpn) const { return qps_[qpn - kFirstQpn]->qp; }
   size_t num_qps() const { return qps_.size(); }
   // Posts a work request on a connected QP.
   void post(uint32_t qpn, const WorkRequest& wr);
+  // Posts `n` receive WQEs on QP `qpn` (in addition to receive_queue_depth).
+  void post_receives(uint32_t qpn, int64_t n);
+  // Receive WQEs QP `qpn` has posted and not consumed, now.
+  int64_t receives_available(uint32_t qpn) const;
+  // The transmit pause state of a port (PFC frames received).
+  const PauseState& pause_state(uint32_t port) const { return ports_[port]->pause; }
+  // The receive buffer of a port.
+  const RxBuffer& rx_buffer(uint32_t port) const { return ports_[port]->rx; }
+  // Fault: from now until `until` the NIC keeps every port's peer paused on
+  // `priority` (pause frames of 65535 quanta, refreshed every half pause),
+  // as a NIC with a stalled receive pipeline does (a "PFC storm"); at
+  // `until` it sends a resume unless its receive buffer still needs the pause.
+  void start_pfc_storm(uint8_t priority, Time until);
 
   void setup() override;
   void receive(uint32_t port, PacketHandle p) override;
@@ -82,21 +120,85 @@ class RdmaNic : public Node {
   static constexpr uint32_t kFirstQpn = 2;
 
  private:
-  PacketHandle build_data(QueuePair& qp);
-  void send_ack(const Packet& data, const QueuePair& qp);
-  void on_data(PacketHandle p);
+  // ---- ports, PFC, receive buffer (rdma_nic.cpp) ----
+  void on_drain(uint32_t port);
+  void on_pfc_refresh(uint32_t port);
+  void on_pfc_frame(uint32_t port, const Packet& f);
+  void send_pfc(uint32_t port, int priority, uint16_t quanta);
+  void dispatch(PacketHandle p);
+  void activate(uint32_t qpn);
+  // Sets the class fields every packet of `kind` carries.
+  void classify(Packet& p, PacketKind kind) const;
+  PacketHandle make(PacketKind kind, RcOpcode op, uint32_t payload, const QueuePair& q);
+
+  // ---- requester (rdma_nic_requester.cpp) ----
+  bool can_send(const QueuePair& q) const;
+  PacketHandle build_request(QueuePair& q);
+  PacketHandle build_segment(QueuePair& q, size_t wqe_index, uint64_t seq, uint64_t end);
   void on_ack(PacketHandle p);
+  void on_read_response(PacketHandle p);
+  void acknowledge_to(QueuePair& q, uint64_t target, bool* clamped);
+  void advance_una(QueuePair& q, uint64_t new_una);
+  void skip_sacked(QueuePair& q);
+  void normalize_retx(QueuePair& q);
+  void after_progress(QueuePair& q, uint64_t old_una);
+  void rewind(QueuePair& q, uint64_t seq);
+  void start_recovery(QueuePair& q, uint64_t from, uint64_t high);
+  void apply_sack(QueuePair& q, uint64_t base, uint64_t bits);
+  bool retry_or_fail(QueuePair& q, WcStatus status);
+  void arm_timer(QueuePair& q);
+  void on_retransmit_timer(uint32_t qpn);
+  void on_rnr_timer(uint32_t qpn);
+  void fail_qp(QueuePair& q, WcStatus status);
+  void complete_front(QueuePair& q, WcStatus status);
+  Time retransmit_timeout(int attempt) const;
+
+  // ---- responder (rdma_nic_responder.cpp) ----
+  void on_request(PacketHandle p);
+  void deliver(QueuePair& q, const ReorderBuffer::Slot& s, uint32_t src);
+  void send_control(QueuePair& q, uint8_t syndrome);
+  // `wake` is false from inside next_packet(), whose port pulls again anyway.
+  void emit_control(QueuePair& q, uint8_t syndrome, bool wake);
+  PacketHandle build_read_response(QueuePair& q);
+  bool take_receive(QueuePair& q);
+
+  struct QpSlot {
+    QpSlot(RdmaNic* nic, uint32_t qpn, uint32_t host, uint32_t tag)
+        : qp(qpn, host),
+          retransmit(nic, qpn, EventClass::kTimer, tag),
+          rnr(nic, qpn, EventClass::kTimer, tag) {}
+    QueuePair qp;
+    bool active = false;          // in its port's round-robin ring
+    bool responses_turn = false;  // alternates READ responses with requests
+    int64_t extra_receives = 0;
+    IndexedEvent<RdmaNic, &RdmaNic::on_retransmit_timer> retransmit;
+    IndexedEvent<RdmaNic, &RdmaNic::on_rnr_timer> rnr;
+  };
+  struct PortState {
+    PortState(RdmaNic* nic, uint32_t index, uint32_t tag)
+        : drain(nic, index, EventClass::kDelivery, tag),
+          refresh(nic, index, EventClass::kTimer, tag) {}
+    Ring<uint32_t> active;  // QPNs with something to send, in round-robin order
+    std::array<Ring<PacketHandle>, kNumPriorities> control;  // ACK/NAK/CNP by priority
+    Ring<PacketHandle> pfc_out;                              // PFC frames to send
+    PauseState pause;                                        // PFC frames received
+    RxBuffer rx;
+    std::array<bool, kNumPriorities> xoff_sent{};  // this NIC paused its peer
+    std::array<Time, kNumPriorities> refresh_at{};
+    std::array<Time, kNumPriorities> storm_until{};  // PFC storm (fault) in progress until
+    IndexedEvent<RdmaNic, &RdmaNic::on_drain> drain;
+    IndexedEvent<RdmaNic, &RdmaNic::on_pfc_refresh> refresh;
+  };
+
+  QpSlot& slot(uint32_t qpn) { return *qps_[qpn - kFirstQpn]; }
 
   uint32_t host_;
   const NicConfig& cfg_;
   const RoceV2Format& format_;
-  struct PortQueues {
-    Ring<uint32_t> active;       // QPNs with data to send, in round-robin order
-    Ring<PacketHandle> control;  // ACKs waiting for the wire
-  };
-  std::vector<std::unique_ptr<QueuePair>> qps_;
-  std::vector<bool> is_active_;  // by QP index
-  std::vector<PortQueues> ports_;
+  int ord_;  // effective ORD: min(max_rd_atomic, max_dest_rd_atomic)
+  Time base_timeout_;
+  std::vector<std::unique_ptr<QpSlot>> qps_;
+  std::vector<std::unique_ptr<PortState>> ports_;
   NicCounters counters_;
   CompletionHandler* completions_ = nullptr;
   const EgressSelector* egress_ = nullptr;

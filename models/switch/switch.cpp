@@ -1,6 +1,10 @@
 #include "models/switch/switch.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include "models/proto/wire_format.h"
+#include "sim/link.h"
 
 namespace rdmasim {
 
@@ -8,11 +12,172 @@ Switch::Switch(Simulation& sim, std::string name, const SwitchConfig& cfg)
     : Node(sim, std::move(name)),
       cfg_(cfg),
       ecmp_seed_(sim.rng_stream(this->name() + ".ecmp").next_u64()),
-      pipeline_(this, sim, cfg.latency, EventClass::kDelivery, id()) {}
+      rng_(sim.rng_stream(this->name())),
+      pipeline_(this, sim, cfg.latency, EventClass::kDelivery, id()),
+      watchdog_(this, EventClass::kTimer, id()) {}
 
-void Switch::setup() { queues_.resize(num_ports()); }
+Bytes Switch::headroom_for(uint32_t port) const {
+  if (cfg_.pfc.headroom.count() > 0) return cfg_.pfc.headroom;
+  // The worst case of Cisco c11-542809 (REFERENCES.md §2.3), in bits:
+  //   2 L R / v + D_resp + 8 (MTU_any + 20) + 8 (MTU_lossless + 20) + 8 (64 + 20)
+  // with the cable's propagation delay for L / v, the neighbour's response
+  // taken as this switch's own (both ends run the same model) and the largest
+  // Ethernet frame for both MTUs. PHY delays are not modelled (zero).
+  const Link* l = this->port(port).link();
+  const double rate = static_cast<double>(l->rate().in_bps());
+  const double bits = 2 * l->delay().in_seconds() * rate +
+                      cfg_.pfc.response_delay.in_seconds() * rate +
+                      2 * 8.0 * (cfg_.max_frame + 20) + 8.0 * (64 + 20);
+  const double bytes = std::ceil(bits / 8);
+  // Buffer is charged in whole cells: a frame of at least 1 KB wastes at most
+  // cell/1024 of itself; add that, and round up to a cell.
+  const double c = cfg_.cell <= 1 ? 1.0 : cfg_.cell;
+  const double charged = bytes * (1.0 + (c > 1 ? c / 1024.0 : 0.0));
+  return Bytes(static_cast<int64_t>(std::ceil(charged / c) * c));
+}
 
-void Switch::receive(uint32_t /*port*/, PacketHandle p) {
+bool Switch::red_mark(int64_t q) {
+  const EcnConfig& e = cfg_.ecn;
+  if (q > e.kmax.count()) return true;
+  if (q <= e.kmin.count()) return false;
+  const double prob = e.pmax * static_cast<double>(q - e.kmin.count()) /
+                      static_cast<double>(e.kmax.count() - e.kmin.count());
+  return rng_.uniform01() < prob;
+}
+
+void Switch::maybe_mark(Packet& p, uint32_t port, EcnPoint point) {
+  if (!cfg_.ecn.enabled || cfg_.ecn_point != point || ((cfg_.ecn_mask >> p.priority) & 1) == 0)
+    return;
+  if (p.ecn != 1 && p.ecn != 2) return;  // not ECN-capable (or already CE)
+  // RED on the egress queue as the MMU counts it, this packet excluded.
+  const int64_t q = mmu_->egress_bytes(port, p.priority) - p.accounted;
+  const bool mark = red_mark(q);
+  ecn_probe.emit(q, mark);
+  if (mark) {
+    p.ecn = 3;
+    ++ports_[port].counters[p.priority].ecn_marked;
+    ++counters_.ecn_marked;
+  }
+}
+
+void Switch::setup() {
+  const uint32_t n = num_ports();
+  ports_.resize(n);
+  std::vector<Bytes> headroom(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    ports_[i].refresh_at.fill(Time::infinite());
+    ports_[i].timer = std::make_unique<RefreshTimer>(this, i, id());
+    headroom[i] = headroom_for(i);
+  }
+  mmu_ = std::make_unique<Mmu>(cfg_, n, std::move(headroom));
+}
+
+uint64_t Switch::drops(DropReason r) const {
+  uint64_t n = r == DropReason::kNoRoute ? counters_.dropped_no_route : 0;
+  for (const Port& p : ports_) {
+    for (const QueueCounters& c : p.counters) n += c.drops[static_cast<size_t>(r)];
+  }
+  return n;
+}
+
+uint8_t Switch::classify(const Packet& p) const {
+  return cfg_.trust == Trust::kDscp ? cfg_.dscp_to_priority[p.dscp & 63] : (p.pcp & 7);
+}
+
+int64_t Switch::route(const Packet& p, uint32_t in_port) {
+  (void)in_port;
+  switch (cfg_.ecmp) {
+    case EcmpMode::kHash: {
+      const uint32_t entropy =
+          cfg_.hash_dest_qp ? p.flow_hash ^ (p.dst_qpn * 0x9e3779b1U) : p.flow_hash;
+      return fib_.select(p.dst, ecmp_key(ecmp_seed_, p.src, p.dst, entropy));
+    }
+    case EcmpMode::kSpray: {
+      return fib_.select(p.dst, rng_.next_u64());
+    }
+    case EcmpMode::kAdaptive: {
+      // The least-loaded equal-cost port for this packet's priority; ties
+      // broken by the flow hash so that equal loads do not all pick the first.
+      int64_t best = -1;
+      int64_t best_load = INT64_MAX;
+      uint64_t best_tie = 0;
+      const uint8_t prio = classify(p);
+      fib_.for_each_port(p.dst, [&](uint32_t port) {
+        const int64_t load =
+            mmu_->egress_bytes(port, prio) + (this->port(port).transmitting() ? 1 : 0);
+        const uint64_t tie = mix64(ecmp_seed_ ^ p.flow_hash ^ port);
+        if (load < best_load || (load == best_load && tie < best_tie)) {
+          best = port;
+          best_load = load;
+          best_tie = tie;
+        }
+      });
+      return best;
+    }
+  }
+  return -1;
+}
+
+void Switch::receive(uint32_t port, PacketHandle p) {
+  if (p->kind == PacketKind::kPfc) {
+    ++counters_.pfc_received;
+    Port& pt = ports_[port];
+    const Time recheck = pt.pause.on_frame(*p, sim().now(), cfg_.pfc.response_delay,
+                                           this->port(port).link()->rate());
+    if (pfc_probe.attached()) {
+      for (uint8_t pr = 0; pr < 8; ++pr) {
+        if ((p->pfc_class_enable >> pr) & 1) {
+          pfc_probe.emit(PfcEvent{sim().now(), id(), port, pr, p->pfc_quanta[pr] != 0, false,
+                                  p->pfc_quanta[pr]});
+        }
+      }
+    }
+    if (!recheck.is_infinite()) this->port(port).wake_at(recheck);
+    return;
+  }
+  if (cfg_.watchdog.enabled && !watchdog_.scheduled())
+    sim().schedule_in(watchdog_, cfg_.watchdog.timeout / 4);
+  const uint8_t in_prio = classify(*p);
+  const int64_t egress = route(*p, port);
+  if (egress < 0) {
+    ++counters_.dropped_no_route;
+    if (drop_probe.attached())
+      drop_probe.emit(
+          DropEvent{sim().now(), id(), port, in_prio, DropReason::kNoRoute, p->wire_bytes});
+    return;
+  }
+  const auto out_port = static_cast<uint32_t>(egress);
+  uint8_t out_prio = in_prio;
+  for (const PriorityRewrite& r : rewrites_) {
+    if (r.from != in_prio) continue;
+    if (std::find(r.in_ports.begin(), r.in_ports.end(), port) == r.in_ports.end()) continue;
+    if (!r.out_ports.empty() &&
+        std::find(r.out_ports.begin(), r.out_ports.end(), out_port) == r.out_ports.end()) {
+      continue;
+    }
+    out_prio = r.to;
+    p->dscp = cfg_.priority_to_dscp[out_prio];
+    p->pcp = out_prio;
+    break;
+  }
+  // A stormed queue under the watchdog's drop action takes nothing.
+  if (cfg_.watchdog.enabled && cfg_.watchdog.action == WatchdogAction::kDrop &&
+      sim().now() < ports_[out_port].watchdog_until[out_prio]) {
+    drop(std::move(p), out_port, out_prio, DropReason::kWatchdog);
+    return;
+  }
+  const uint32_t bytes = mmu_->charge(HeaderSet(p->headers).frame_bytes(p->payload_bytes));
+  const DropReason verdict = mmu_->admit(port, in_prio, out_port, out_prio, bytes);
+  if (verdict != DropReason::kNone) {
+    drop(std::move(p), out_port, out_prio, verdict);
+    return;
+  }
+  p->ingress_port = static_cast<uint16_t>(port);
+  p->egress_port = static_cast<uint16_t>(out_port);
+  p->ingress_priority = in_prio;
+  p->priority = out_prio;
+  p->accounted = bytes;
+  if (mmu_->pause_due(port, in_prio)) send_pfc(port, in_prio, true);
   if (cfg_.latency == Time::zero()) {
     forward(std::move(p));
   } else {
@@ -21,27 +186,112 @@ void Switch::receive(uint32_t /*port*/, PacketHandle p) {
 }
 
 void Switch::forward(PacketHandle p) {
-  const uint64_t key = ecmp_key(ecmp_seed_, p->src, p->dst, p->flow_hash);
-  const int64_t egress = fib_.select(p->dst, key);
-  if (egress < 0) {
-    ++counters_.dropped_no_route;
-    return;
-  }
-  EgressQueue& q = queues_[static_cast<size_t>(egress)];
-  q.stats.bytes += p->wire_bytes;
-  q.stats.peak_bytes = std::max(q.stats.peak_bytes, q.stats.bytes);
-  ++q.stats.packets;
-  q.fifo.push_back(std::move(p));
+  const uint32_t out = p->egress_port;
+  const uint8_t prio = p->priority;
+  Port& pt = ports_[out];
+  QueueCounters& qc = pt.counters[prio];
+  maybe_mark(*p, out, EcnPoint::kEnqueue);
+  ++qc.enqueued;
   ++counters_.forwarded;
-  port(static_cast<uint32_t>(egress)).wake();
+  pt.queues.push(prio, std::move(p));
+  qc.peak_bytes = std::max(qc.peak_bytes, pt.queues.bytes(prio));
+  port(out).wake();
 }
 
 PacketHandle Switch::next_packet(uint32_t port) {
-  EgressQueue& q = queues_[port];
-  if (q.fifo.empty()) return {};
-  PacketHandle p = q.fifo.pop_front();
-  q.stats.bytes -= p->wire_bytes;
+  Port& pt = ports_[port];
+  if (!pt.control.empty()) return pt.control.pop_front();
+  const Time now = sim().now();
+  uint8_t allowed = 0;
+  for (uint8_t pr = 0; pr < 8; ++pr) {
+    const bool ignore_pause = cfg_.watchdog.enabled &&
+                              cfg_.watchdog.action == WatchdogAction::kForward &&
+                              now < pt.watchdog_until[pr];
+    if (ignore_pause || !pt.pause.paused(pr, now)) allowed |= static_cast<uint8_t>(1U << pr);
+  }
+  PacketHandle p = pt.queues.pop(allowed, cfg_);
+  if (!p) return p;
+  pt.last_tx[p->priority] = now;
+  maybe_mark(*p, port, EcnPoint::kDequeue);
+  mmu_->release(p->ingress_port, p->ingress_priority, port, p->priority, p->accounted);
+  if (mmu_->resume_due(p->ingress_port, p->ingress_priority)) {
+    send_pfc(p->ingress_port, p->ingress_priority, false);
+  }
   return p;
+}
+
+void Switch::drop(PacketHandle p, uint32_t port, uint8_t prio, DropReason why) {
+  ++ports_[port].counters[prio].drops[static_cast<size_t>(why)];
+  if (drop_probe.attached())
+    drop_probe.emit(DropEvent{sim().now(), id(), port, prio, why, p->wire_bytes});
+}
+
+void Switch::send_pfc(uint32_t port, uint8_t prio, bool pause) {
+  Port& pt = ports_[port];
+  const uint16_t quanta = pause ? cfg_.pfc.quanta : 0;
+  pt.control.push_back(make_pfc_frame(sim(), static_cast<uint16_t>(1U << prio), quanta));
+  mmu_->set_paused(port, prio, pause);
+  ++counters_.pfc_sent;
+  if (pfc_probe.attached())
+    pfc_probe.emit(PfcEvent{sim().now(), id(), port, prio, pause, true, quanta});
+  if (pause) {
+    // Refresh before the pause runs out, while the queue stays congested.
+    const Time d = pfc_pause_time(quanta, this->port(port).link()->rate());
+    pt.refresh_at[prio] =
+        sim().now() +
+        Time::ps(static_cast<int64_t>(static_cast<double>(d.in_ps()) * cfg_.pfc.refresh));
+    Event& ev = pt.timer->event;
+    const Time next = *std::min_element(pt.refresh_at.begin(), pt.refresh_at.end());
+    if (!ev.scheduled() || ev.when() > next) sim().reschedule(ev, next);
+  } else {
+    pt.refresh_at[prio] = Time::infinite();
+  }
+  this->port(port).wake();
+}
+
+void Switch::on_refresh(uint32_t port) {
+  Port& pt = ports_[port];
+  const Time now = sim().now();
+  for (uint8_t pr = 0; pr < 8; ++pr) {
+    if (pt.refresh_at[pr] > now) continue;
+    pt.refresh_at[pr] = Time::infinite();
+    if (mmu_->paused(port, pr)) {
+      mmu_->set_paused(port, pr, false);  // send_pfc marks it paused again
+      send_pfc(port, pr, true);
+    }
+  }
+  const Time next = *std::min_element(pt.refresh_at.begin(), pt.refresh_at.end());
+  if (!next.is_infinite() && !pt.timer->event.scheduled()) sim().schedule(pt.timer->event, next);
+}
+
+void Switch::on_watchdog() {
+  // A queue is stormed when it has been paused, with packets waiting and
+  // nothing sent, for longer than the timeout.
+  const Time now = sim().now();
+  for (uint32_t i = 0; i < ports_.size(); ++i) {
+    Port& pt = ports_[i];
+    for (uint8_t pr = 0; pr < 8; ++pr) {
+      if (now < pt.watchdog_until[pr]) continue;
+      if (pt.queues.empty(pr) || !pt.pause.paused(pr, now)) continue;
+      if (now - pt.last_tx[pr] < cfg_.watchdog.timeout) continue;
+      pt.watchdog_until[pr] = now + cfg_.watchdog.restore;
+      ++pt.counters[pr].watchdog_triggers;
+      if (cfg_.watchdog.action == WatchdogAction::kDrop) {
+        while (!pt.queues.empty(pr)) {
+          PacketHandle p = pt.queues.take(pr);
+          mmu_->release(p->ingress_port, p->ingress_priority, i, pr, p->accounted);
+          if (mmu_->resume_due(p->ingress_port, p->ingress_priority)) {
+            send_pfc(p->ingress_port, p->ingress_priority, false);
+          }
+          drop(std::move(p), i, pr, DropReason::kWatchdog);
+        }
+      } else {
+        port(i).wake();
+      }
+    }
+  }
+  // Keep watching only while something is buffered; an arrival restarts it.
+  if (mmu_->used() > 0) sim().schedule_in(watchdog_, cfg_.watchdog.timeout / 4);
 }
 
 }  // namespace rdmasim

@@ -1,23 +1,39 @@
-// Switch: a store-and-forward, output-queued Ethernet switch that forwards by
-// destination host through a ForwardingTable.
+// Switch: an output-queued Ethernet switch with a shared-buffer MMU, eight
+// priority queues per port, PFC, ECN marking, ECMP (per-flow hash, per-packet
+// spraying or adaptive) and priority rewrite rules.
 //
-// Contract:
-//  1. A packet is forwarded once its last bit has arrived (store-and-forward),
-//     after the configured pipeline latency, into one FIFO per egress port.
-//  2. The egress port's transmitter pulls from that FIFO (sim/node.h).
-//  3. A packet with no route is dropped and counted as `no_route`.
-//  4. Buffer limits, priorities, PFC and ECN are not modelled here yet: the
-//     FIFO is unbounded and its peak depth is recorded.
+// The packet path:
+//  1. A packet arrives (its last bit; its header in cut-through mode, see
+//     docs/switch.md). A PFC frame only updates the port's pause state.
+//  2. It is classified (trust DSCP or PCP) into an ingress priority, routed
+//     (ForwardingTable; ECMP mode), possibly moved to another egress priority
+//     by a rewrite rule, and admitted by the MMU or dropped with a reason.
+//     Crossing a PFC threshold sends a pause out of the ingress port.
+//  3. After the pipeline latency it is ECN-marked (RED on the egress queue,
+//     if enabled) and queued at its egress port and priority.
+//  4. The egress port's transmitter pulls: PFC frames first, then the
+//     scheduler's pick among unpaused priorities. Leaving releases the
+//     packet's buffer, which may send a resume out of its ingress port.
+//
+// Contract: components see the switch only through its ports; the observers
+// (samplers, the deadlock detector) read its state through the const
+// accessors at the end of this class.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "models/flow_control/pfc.h"
+#include "models/switch/egress_queues.h"
 #include "models/switch/forwarding_table.h"
+#include "models/switch/mmu.h"
 #include "models/switch/switch_config.h"
 #include "sim/delay_line.h"
 #include "sim/node.h"
+#include "sim/probe.h"
 #include "sim/ring.h"
 
 namespace rdmasim {
@@ -25,12 +41,37 @@ namespace rdmasim {
 struct SwitchCounters {
   uint64_t forwarded = 0;
   uint64_t dropped_no_route = 0;
+  uint64_t pfc_sent = 0;      // pause and resume frames sent
+  uint64_t pfc_received = 0;  // pause and resume frames received
+  uint64_t ecn_marked = 0;
 };
 
-struct EgressQueueStats {
-  int64_t bytes = 0;       // wire bytes queued now
-  int64_t peak_bytes = 0;  // largest backlog seen
-  uint64_t packets = 0;    // packets enqueued in all
+// Per egress port and priority.
+struct QueueCounters {
+  uint64_t enqueued = 0;
+  uint64_t ecn_marked = 0;
+  std::array<uint64_t, static_cast<size_t>(DropReason::kCount)> drops{};
+  int64_t peak_bytes = 0;
+  uint64_t watchdog_triggers = 0;
+};
+
+// What the switch reports as it happens (attach recorders from outside).
+struct PfcEvent {
+  Time time;
+  uint32_t node;
+  uint32_t port;
+  uint8_t priority;
+  bool pause;  // false: resume
+  bool sent;   // true: this switch sent it; false: received
+  uint16_t quanta;
+};
+struct DropEvent {
+  Time time;
+  uint32_t node;
+  uint32_t port;  // egress port (ingress port for a no-route drop)
+  uint8_t priority;
+  DropReason reason;
+  uint32_t bytes;
 };
 
 class Switch : public Node {
@@ -39,26 +80,76 @@ class Switch : public Node {
 
   void set_forwarding_table(ForwardingTable table) { fib_ = std::move(table); }
   const ForwardingTable& forwarding_table() const { return fib_; }
-  const SwitchCounters& counters() const { return counters_; }
-  const EgressQueueStats& queue_stats(uint32_t port) const { return queues_[port].stats; }
+  void add_rewrite(const PriorityRewrite& r) { rewrites_.push_back(r); }
 
   void setup() override;
   void receive(uint32_t port, PacketHandle p) override;
   PacketHandle next_packet(uint32_t port) override;
 
- private:
-  void forward(PacketHandle p);
+  // ---- observation ----
+  const SwitchCounters& counters() const { return counters_; }
+  const QueueCounters& queue_counters(uint32_t port, uint8_t prio) const {
+    return ports_[port].counters[prio];
+  }
+  const Mmu& mmu() const { return *mmu_; }
+  const EgressQueues& egress(uint32_t port) const { return ports_[port].queues; }
+  // Is egress (port, prio) paused by its downstream neighbour now?
+  bool egress_paused(uint32_t port, uint8_t prio) const {
+    return ports_[port].pause.paused(prio, sim().now());
+  }
+  // When egress (port, prio) last started sending a frame.
+  Time last_tx(uint32_t port, uint8_t prio) const { return ports_[port].last_tx[prio]; }
+  // Are we pausing our upstream neighbour on (port, prio)?
+  bool pausing(uint32_t port, uint8_t prio) const { return mmu_->paused(port, prio); }
+  uint64_t drops(DropReason r) const;
 
-  struct EgressQueue {
-    Ring<PacketHandle> fifo;
-    EgressQueueStats stats;
+  Probe<const PfcEvent&> pfc_probe;
+  Probe<const DropEvent&> drop_probe;
+  // Every ECN decision on an ECN-capable packet: the queue length it saw
+  // (bytes, this packet excluded) and whether it was marked.
+  Probe<int64_t, bool> ecn_probe;
+
+ private:
+  struct Port;
+  void forward(PacketHandle p);
+  void drop(PacketHandle p, uint32_t port, uint8_t prio, DropReason why);
+  void send_pfc(uint32_t port, uint8_t prio, bool pause);
+  void on_refresh(uint32_t port);
+  void on_watchdog();
+  uint8_t classify(const Packet& p) const;
+  bool red_mark(int64_t queue_bytes);
+  void maybe_mark(Packet& p, uint32_t port, EcnPoint point);
+  int64_t route(const Packet& p, uint32_t in_port);
+  Bytes headroom_for(uint32_t port) const;
+
+  struct RefreshTimer {
+    Switch* sw;
+    uint32_t port;
+    void fire() { sw->on_refresh(port); }
+    MemberEvent<RefreshTimer, &RefreshTimer::fire> event;
+    RefreshTimer(Switch* s, uint32_t p, uint32_t tag)
+        : sw(s), port(p), event(this, EventClass::kTimer, tag) {}
+  };
+  struct Port {
+    EgressQueues queues;
+    Ring<PacketHandle> control;  // PFC frames waiting to go out
+    PauseState pause;            // pauses received from the neighbour
+    std::array<Time, 8> refresh_at;
+    std::array<Time, 8> last_tx{};
+    std::array<Time, 8> watchdog_until{};  // stormed queue handling ends
+    std::array<QueueCounters, 8> counters{};
+    std::unique_ptr<RefreshTimer> timer;
   };
 
   const SwitchConfig& cfg_;
   ForwardingTable fib_;
+  std::vector<PriorityRewrite> rewrites_;
   uint64_t ecmp_seed_;
-  std::vector<EgressQueue> queues_;
+  RngStream rng_;
+  std::vector<Port> ports_;
+  std::unique_ptr<Mmu> mmu_;
   DelayLine<Switch, &Switch::forward> pipeline_;
+  MemberEvent<Switch, &Switch::on_watchdog> watchdog_;
   SwitchCounters counters_;
 };
 

@@ -15,6 +15,7 @@ FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<Flow
       start_(this, EventClass::kTraffic, id()) {
   records_.resize(flows_.size());
   qpn_.resize(flows_.size());
+  dqpn_.resize(flows_.size());
   for (uint32_t i = 0; i < flows_.size(); ++i) {
     const FlowSpec& f = flows_[i];
     RdmaNic& src = *nics_[f.src];
@@ -27,6 +28,7 @@ FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<Flow
     src.connect_qp(qs, f.dst, qd, sport);
     dst.connect_qp(qd, f.src, qs, sport);
     qpn_[i] = qs;
+    dqpn_[i] = qd;
     records_[i].id = i;
   }
   for (RdmaNic* nic : nics_) nic->set_completion_handler(this);
@@ -51,19 +53,35 @@ void FlowGenerator::on_start() {
 }
 
 std::optional<Time> FlowGenerator::first_tx(uint32_t i) const {
-  if (records_[i].done) return records_[i].first_tx;
+  const FlowRecord& r = records_[i];
+  if (r.done || r.failed) {
+    if (r.first_tx == Time::infinite()) return std::nullopt;  // failed before it sent
+    return r.first_tx;
+  }
   // Still outstanding: its WQE, the only one on its QP, knows.
-  QueuePair& q = nics_[flows_[i].src]->qp(qpn_[i]);
-  if (q.wqes().empty() || q.next_seq() == 0) return std::nullopt;
+  const QueuePair& q = nics_[flows_[i].src]->qp(qpn_[i]);
+  if (q.wqes().empty() || !q.wqes().front().started) return std::nullopt;
   return q.wqes().front().first_tx;
+}
+
+uint64_t FlowGenerator::retransmissions(uint32_t i) const {
+  const FlowSpec& f = flows_[i];
+  return nics_[f.src]->qp(qpn_[i]).retransmitted + nics_[f.dst]->qp(dqpn_[i]).retransmitted;
 }
 
 void FlowGenerator::on_send_completion(uint32_t /*host*/, const Completion& c) {
   FlowRecord& r = records_[c.wr_id];
-  r.first_tx = c.first_tx;
+  r.first_tx = c.started ? c.first_tx : Time::infinite();
   r.finish = c.completed;
-  r.done = true;
-  if (++completed_ == flows_.size()) sim().request_stop();
+  r.status = c.status;
+  if (c.status == WcStatus::kSuccess) {
+    r.done = true;
+    ++completed_;
+  } else {
+    r.failed = true;
+    ++failed_;
+  }
+  if (completed_ + failed_ == flows_.size()) sim().request_stop();
 }
 
 }  // namespace rdmasim

@@ -4,11 +4,14 @@
 // Contract:
 //  1. Each flow gets its own connected RC QP pair, created at build time.
 //  2. Flows are posted in (start time, flow id) order by one timer event.
-//  3. A flow is complete when its requester sees the completion (the ACK of
-//     its last packet); FCT runs from the start of transmission of its first
-//     packet to that moment.
-//  4. When every flow has completed the generator asks the simulation to
-//     stop: nothing is left to observe.
+//  3. A flow is complete when its requester sees the completion: the ACK of
+//     its last packet (WRITE, SEND) or the arrival of its last response
+//     packet (READ); FCT runs from the start of transmission of its first
+//     packet (a READ: its request) to that moment.
+//  4. A flow whose QP enters the error state (retries exhausted) completes
+//     with an error status: it is reported failed, not outstanding.
+//  5. When every flow has completed or failed the generator asks the
+//     simulation to stop: nothing is left to observe.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +26,8 @@ namespace rdmasim {
 
 struct FlowSpec {
   std::string name;
-  uint32_t src = 0;  // host index
-  uint32_t dst = 0;
+  uint32_t src = 0;  // host index: the requester
+  uint32_t dst = 0;  // the responder (for a READ, the host the data comes from)
   int64_t bytes = 0;
   Time start;
   Verb op = Verb::kWrite;
@@ -32,9 +35,11 @@ struct FlowSpec {
 
 struct FlowRecord {
   uint32_t id = 0;
-  Time first_tx;  // start of transmission of the first packet
-  Time finish;    // requester completion
-  bool done = false;
+  Time first_tx;        // start of transmission of the first packet
+  Time finish;          // requester completion (success or error)
+  bool done = false;    // completed successfully
+  bool failed = false;  // completed with an error status (the QP is in error)
+  WcStatus status = WcStatus::kSuccess;
   Time fct() const { return finish - first_tx; }
 };
 
@@ -48,7 +53,11 @@ class FlowGenerator : public Component, public CompletionHandler {
   const std::vector<FlowRecord>& records() const { return records_; }
   // Start of transmission of flow i's first packet, once it has one.
   std::optional<Time> first_tx(uint32_t i) const;
-  size_t completed() const { return completed_; }
+  // Packets flow i's QP pair sent again (requester retransmissions and
+  // re-executed READ responses).
+  uint64_t retransmissions(uint32_t i) const;
+  size_t completed() const { return completed_; }  // successfully
+  size_t failed() const { return failed_; }
 
   void setup() override;
   void on_send_completion(uint32_t host, const Completion& c) override;
@@ -60,10 +69,12 @@ class FlowGenerator : public Component, public CompletionHandler {
   std::vector<FlowSpec> flows_;
   std::vector<RdmaNic*> nics_;
   std::vector<uint32_t> qpn_;    // requester QPN of each flow
+  std::vector<uint32_t> dqpn_;   // responder QPN of each flow
   std::vector<uint32_t> order_;  // flow ids by (start, id)
   size_t next_ = 0;              // next position in order_
   std::vector<FlowRecord> records_;
   size_t completed_ = 0;
+  size_t failed_ = 0;
   MemberEvent<FlowGenerator, &FlowGenerator::on_start> start_;
 };
 

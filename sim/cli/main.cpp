@@ -142,9 +142,21 @@ int run(const Args& a) {
     if (sc.output.trace) std::cout << ", " << trace_path.string();
     std::cout << "\n";
   }
+  if (r.status == RunStatus::kDeadlock) {
+    std::string cycle;
+    for (const DeadlockQueue& q : r.deadlock.cycle) {
+      cycle += (cycle.empty() ? "" : " -> ") + q.name + ":" + std::to_string(q.port) + "/p" +
+               std::to_string(q.priority);
+    }
+    std::cerr << "rdmasim: PFC deadlock at " << to_human(r.deadlock.at) << ": " << cycle << "\n";
+  }
   if (r.status == RunStatus::kStalled) {
     std::cerr << "rdmasim: no progress: the event queue emptied with " << r.flows.size()
               << " flows posted and not all complete\n";
+  }
+  if (r.status == RunStatus::kQpError) {
+    std::cerr << "rdmasim: " << r.qp_errors
+              << " QP(s) ran out of retries and entered the error state; their flows failed\n";
   }
   return exit_code(r.status);
 }
@@ -199,7 +211,7 @@ int main(int argc, char** argv) {
     const Args a = parse(command, argc - 1, argv + 1);
     if (command == "topo") return topo(a);
     return command == "run" ? run(a) : validate(a);
-  } catch (const ScenarioError& e) {
+  } catch (const ConfigError& e) {
     return bad_input(e.what());
   } catch (const po::error& e) {
     return bad_input(std::string(e.what()) + " (see rdmasim --help)");

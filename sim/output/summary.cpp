@@ -18,8 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-const char* verb_name(Verb v) { return v == Verb::kWrite ? "write" : "send"; }
-
 double goodput_gbps(int64_t bytes, Time t) {
   return t.in_ps() > 0 ? static_cast<double>(bytes) * 8.0 / t.in_seconds() * 1e-9 : 0.0;
 }
@@ -74,13 +72,23 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
   j["packet_hops"] = r.packet_hops;
   j["data_packet_hops"] = r.data_packet_hops;
   j["packets_created"] = r.packets_created;
-  j["drops"] = {{"total", r.drops_no_route}, {"no_route", r.drops_no_route}};
+  json drops = {
+      {"total", r.total_drops()}, {"link_down", r.link_lost_down}, {"corrupted", r.link_corrupted}};
+  for (const auto& [reason, n] : r.switch_drops) drops[reason] = n;
+  j["drops"] = std::move(drops);
+  j["pfc_frames_sent"] = r.pfc_frames_sent;
+  j["ecn_marked"] = r.ecn_marked;
+  j["switch_buffer"] = {{"peak_bytes", r.switch_buffer_peak}, {"size_bytes", r.switch_buffer_size}};
   j["out_of_sequence"] = r.out_of_sequence;
+  j["retransmissions"] = r.retransmissions;
+  j["qp_errors"] = r.qp_errors;
 
   const FlowStats s = flow_stats(r);
   json flows;
   flows["count"] = r.flows.size();
   flows["completed"] = s.completed;
+  flows["failed"] =
+      std::count_if(r.flows.begin(), r.flows.end(), [](const FlowResult& f) { return f.failed; });
   flows["bytes_completed"] = s.bytes_completed;
   if (s.completed > 0) {
     double mean = 0;
@@ -108,9 +116,11 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
               {"src", sc.topology.node(sc.topology.hosts()[f.src]).name},
               {"dst", sc.topology.node(sc.topology.hosts()[f.dst]).name},
               {"bytes", f.bytes},
-              {"op", verb_name(f.op)},
+              {"op", to_string(f.op)},
               {"start_ps", f.start.in_ps()},
-              {"done", f.done}};
+              {"done", f.done},
+              {"retransmissions", f.retransmissions}};
+    if (f.failed) e["error"] = f.error;
     if (!f.name.empty()) e["name"] = f.name;
     if (f.started) e["first_tx_ps"] = f.first_tx.in_ps();
     if (f.done) {
@@ -121,6 +131,13 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
     per_flow.push_back(std::move(e));
   }
   j["per_flow"] = std::move(per_flow);
+  if (r.deadlock.detected) {
+    json cycle = json::array();
+    for (const DeadlockQueue& q : r.deadlock.cycle) {
+      cycle.push_back({{"node", q.name}, {"port", q.port}, {"priority", q.priority}});
+    }
+    j["deadlock"] = {{"detected_at_ps", r.deadlock.at.in_ps()}, {"cycle", std::move(cycle)}};
+  }
 
   // Rates are per second of the event loop: the cost of the simulation proper.
   const double loop = std::max(r.wall.event_seconds, 1e-9);
@@ -157,7 +174,8 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
                        goodput_gbps(s.bytes_completed, s.last_finish - s.first_start));
   }
   out += "\n";
-  out += fmt::format("  drops: {}\n", r.drops_no_route);
+  out += fmt::format("  drops: {}; PFC frames: {}; ECN marks: {}; peak switch buffer {:.1f} KB\n",
+                     r.total_drops(), r.pfc_frames_sent, r.ecn_marked, r.switch_buffer_peak / 1e3);
   return out;
 }
 

@@ -99,6 +99,42 @@ struct NodeRow {
   uint32_t num_ports;
 };
 
+struct PfcRow {
+  int64_t time;
+  uint32_t node, port;
+  uint8_t priority;
+  uint8_t pause;  // 1 pause, 0 resume
+  uint8_t sent;   // 1 sent by `node`, 0 received by it
+  uint16_t quanta;
+};
+
+struct DropRow {
+  int64_t time;
+  uint32_t node, port;
+  uint8_t priority;
+  const char* reason;
+  uint32_t bytes;
+};
+
+struct QueueRow {
+  int64_t time;
+  uint32_t node, port;
+  uint8_t priority;
+  int64_t bytes;
+};
+
+struct LinkSampleRow {
+  int64_t time;
+  uint32_t row;  // the /links row (link direction) sampled
+  uint64_t frames;
+  int64_t wire_bytes, payload_bytes;  // cumulative
+};
+
+struct DeadlockRow {
+  uint32_t node, port;
+  uint8_t priority;
+};
+
 struct FlowRow {
   uint32_t id;
   uint32_t src, dst;  // node ids
@@ -110,6 +146,8 @@ struct FlowRow {
   int64_t finish;    // ps: requester completion; -1 if not done
   int64_t fct;       // finish - first_tx; -1 if not done
   uint8_t done;
+  uint64_t retransmissions;  // packets its QP pair sent again
+  const char* error;         // "" or the error completion status of a failed flow
 };
 
 struct LinkRow {
@@ -180,13 +218,15 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       row.src = topo.hosts()[f.src];
       row.dst = topo.hosts()[f.dst];
       row.bytes = f.bytes;
-      row.op = f.op == Verb::kWrite ? "write" : "send";
+      row.op = to_string(f.op);
       row.name = f.name.c_str();
       row.start = f.start.in_ps();
       row.first_tx = f.started ? f.first_tx.in_ps() : -1;
       row.finish = f.done ? f.finish.in_ps() : -1;
       row.fct = f.done ? f.fct().in_ps() : -1;
       row.done = f.done ? 1 : 0;
+      row.retransmissions = f.retransmissions;
+      row.error = f.error.c_str();
     }
     Table<FlowRow> t;
     RDMASIM_FIELD(t, FlowRow, id, H5T_NATIVE_UINT32);
@@ -200,6 +240,8 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     RDMASIM_FIELD(t, FlowRow, finish, H5T_NATIVE_INT64);
     RDMASIM_FIELD(t, FlowRow, fct, H5T_NATIVE_INT64);
     RDMASIM_FIELD(t, FlowRow, done, H5T_NATIVE_UINT8);
+    RDMASIM_FIELD(t, FlowRow, retransmissions, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, FlowRow, error, str);
     t.write(file, "flows", rows, dcpl);
   }
 
@@ -239,6 +281,95 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     RDMASIM_FIELD(t, LinkRow, payload_bytes, H5T_NATIVE_INT64);
     RDMASIM_FIELD(t, LinkRow, busy_ps, H5T_NATIVE_INT64);
     t.write(file, "links", rows, dcpl);
+  }
+
+  {
+    std::vector<PfcRow> rows(r.pfc_events.size());
+    std::memset(rows.data(), 0, rows.size() * sizeof(PfcRow));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const PfcEvent& e = r.pfc_events[i];
+      rows[i] = PfcRow{e.time.in_ps(),
+                       e.node,
+                       e.port,
+                       e.priority,
+                       e.pause ? uint8_t{1} : uint8_t{0},
+                       e.sent ? uint8_t{1} : uint8_t{0},
+                       e.quanta};
+    }
+    Table<PfcRow> t;
+    RDMASIM_FIELD(t, PfcRow, time, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, PfcRow, node, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, PfcRow, port, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, PfcRow, priority, H5T_NATIVE_UINT8);
+    RDMASIM_FIELD(t, PfcRow, pause, H5T_NATIVE_UINT8);
+    RDMASIM_FIELD(t, PfcRow, sent, H5T_NATIVE_UINT8);
+    RDMASIM_FIELD(t, PfcRow, quanta, H5T_NATIVE_UINT16);
+    t.write(file, "pfc", rows, dcpl);
+  }
+
+  {
+    std::vector<DropRow> rows(r.drop_events.size());
+    std::memset(rows.data(), 0, rows.size() * sizeof(DropRow));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const DropEvent& e = r.drop_events[i];
+      rows[i] = DropRow{e.time.in_ps(), e.node, e.port, e.priority, to_string(e.reason), e.bytes};
+    }
+    Table<DropRow> t;
+    RDMASIM_FIELD(t, DropRow, time, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, DropRow, node, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, DropRow, port, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, DropRow, priority, H5T_NATIVE_UINT8);
+    RDMASIM_FIELD(t, DropRow, reason, str);
+    RDMASIM_FIELD(t, DropRow, bytes, H5T_NATIVE_UINT32);
+    t.write(file, "drops", rows, dcpl);
+  }
+
+  if (!r.queue_samples.empty() || !sc.output.queue_interval.is_infinite()) {
+    std::vector<QueueRow> rows(r.queue_samples.size());
+    std::memset(rows.data(), 0, rows.size() * sizeof(QueueRow));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const QueueSample& q = r.queue_samples[i];
+      rows[i] = QueueRow{q.time.in_ps(), q.node, q.port, q.priority, q.bytes};
+    }
+    Table<QueueRow> t;
+    RDMASIM_FIELD(t, QueueRow, time, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, QueueRow, node, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, QueueRow, port, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, QueueRow, priority, H5T_NATIVE_UINT8);
+    RDMASIM_FIELD(t, QueueRow, bytes, H5T_NATIVE_INT64);
+    t.write(file, "queues", rows, dcpl);
+  }
+
+  if (!sc.output.link_interval.is_infinite()) {
+    std::vector<LinkSampleRow> rows(r.link_samples.size());
+    std::memset(rows.data(), 0, rows.size() * sizeof(LinkSampleRow));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const LinkSample& l = r.link_samples[i];
+      rows[i] = LinkSampleRow{l.time.in_ps(), l.link, l.frames, l.wire_bytes, l.payload_bytes};
+    }
+    Table<LinkSampleRow> t;
+    RDMASIM_FIELD(t, LinkSampleRow, time, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, LinkSampleRow, row, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, LinkSampleRow, frames, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, LinkSampleRow, wire_bytes, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, LinkSampleRow, payload_bytes, H5T_NATIVE_INT64);
+    t.write(file, "link_samples", rows, dcpl);
+  }
+
+  if (r.deadlock.detected) {
+    std::vector<DeadlockRow> rows(r.deadlock.cycle.size());
+    std::memset(rows.data(), 0, rows.size() * sizeof(DeadlockRow));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const DeadlockQueue& q = r.deadlock.cycle[i];
+      rows[i] = DeadlockRow{q.node, q.port, q.priority};
+    }
+    Table<DeadlockRow> t;
+    RDMASIM_FIELD(t, DeadlockRow, node, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, DeadlockRow, port, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, DeadlockRow, priority, H5T_NATIVE_UINT8);
+    t.write(file, "deadlock", rows, dcpl);
+    Id ds(H5Dopen2(file, "deadlock", H5P_DEFAULT), H5Dclose, "/deadlock");
+    int_attribute(ds, "detected_at_ps", r.deadlock.at.in_ps());
   }
 }
 

@@ -1,6 +1,7 @@
 #include "sim/scenario/json_reader.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace rdmasim {
 namespace {
@@ -143,6 +144,26 @@ int64_t JsonReader::integer(const std::string& key, std::optional<int64_t> def, 
   }
   if (x < min || x > max)
     fail(key, show(v ? *v : nlohmann::json(x)) + " is out of range", expected);
+  set_resolved(key, x);
+  return x;
+}
+
+double JsonReader::number(const std::string& key, std::optional<double> def, double min,
+                          double max) {
+  char range[96];
+  std::snprintf(range, sizeof range, "a number from %g to %g", min, max);
+  const nlohmann::json* v = get(key);
+  double x = 0;
+  if (v == nullptr) {
+    if (!def) fail(key, "missing", range);
+    x = *def;
+  } else if (v->is_number()) {
+    x = v->get<double>();
+  } else {
+    fail(key, show(*v) + " is " + type_name(*v), range);
+  }
+  if (!(x >= min && x <= max))
+    fail(key, show(v ? *v : nlohmann::json(x)) + " is out of range", range);
   set_resolved(key, x);
   return x;
 }

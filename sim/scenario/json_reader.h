@@ -41,6 +41,7 @@ class JsonReader {
   std::string string(const std::string& key, std::optional<std::string> def = std::nullopt);
   bool boolean(const std::string& key, std::optional<bool> def = std::nullopt);
   int64_t integer(const std::string& key, std::optional<int64_t> def, int64_t min, int64_t max);
+  double number(const std::string& key, std::optional<double> def, double min, double max);
   Time time(const std::string& key, std::optional<Time> def, Time min = Time::zero());
   Bytes bytes(const std::string& key, std::optional<Bytes> def, Bytes min = Bytes(0));
   BitRate rate(const std::string& key, std::optional<BitRate> def);

@@ -59,9 +59,10 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
   sc.seed = static_cast<uint64_t>(top.integer("seed", 1, 0, INT64_MAX));
   read_fabric(top.object("fabric"), sc.fabric);
   if (!top.has("topology")) top.fail("topology", "missing", "an object with a \"kind\"");
-  sc.topology_info =
-      read_topology(top.object("topology"), sc.fabric, sc.topology, sc.static_routes);
+  sc.topology_info = read_topology(top.object("topology"), sc.fabric, sc.topology, sc.static_routes,
+                                   sc.rewrites, sc.reconvergence_delay);
   read_traffic(top.objects("traffic", false), sc.topology, sc.seed, sc.flows);
+  read_faults(top.objects("faults", false), sc.topology, sc.faults);
 
   {
     JsonReader out(top.raw("output"), "output", &resolved["output"]);
@@ -72,6 +73,18 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
     sc.output.dir = dir != nullptr ? dir->get<std::string>() : "out/" + sc.name;
     if (!options.output_dir.empty()) sc.output.dir = options.output_dir;
     sc.output.trace = out.boolean("trace", true);
+    if (out.has("queue_interval")) {
+      sc.output.queue_interval = out.time("queue_interval", std::nullopt, Time::ns(1));
+    } else {
+      out.raw("queue_interval");
+    }
+    if (out.has("link_interval")) {
+      sc.output.link_interval = out.time("link_interval", std::nullopt, Time::ns(1));
+    } else {
+      out.raw("link_interval");
+    }
+    sc.output.pfc_events = out.boolean("pfc_events", true);
+    sc.output.drop_events = out.boolean("drop_events", true);
     out.finish();
   }
   {

@@ -23,8 +23,13 @@ void read_nic(JsonReader r, NicConfig& nic);
 void read_traffic(std::vector<JsonReader> items, const Topology& t, uint64_t seed,
                   std::vector<FlowSpec>& flows);
 
+// Reads `faults` (fault_loader.cpp).
+void read_faults(std::vector<JsonReader> items, const Topology& t, std::vector<FaultSpec>& faults);
+
 // Reads `topology` into `t` (and the static routes it names).
 TopologyInfo read_topology(JsonReader r, const FabricConfig& f, Topology& t,
-                           std::vector<StaticRoute>& static_routes);
+                           std::vector<StaticRoute>& static_routes,
+                           std::vector<std::pair<uint32_t, PriorityRewrite>>& rewrites,
+                           Time& reconvergence);
 
 }  // namespace rdmasim

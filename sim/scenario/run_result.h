@@ -5,9 +5,14 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/nic/queue_pair.h"
+#include "models/switch/deadlock_detector.h"
+#include "models/switch/queue_sampler.h"
+#include "models/switch/switch.h"
+#include "sim/link_sampler.h"
 #include "sim/units.h"
 
 namespace rdmasim {
@@ -16,6 +21,8 @@ enum class RunStatus : uint8_t {
   kComplete,   // all traffic completed
   kTimeLimit,  // stop.time reached first
   kStalled,    // nothing left to do, but traffic is incomplete: no progress
+  kQpError,    // a QP exhausted its retries: its flows failed (docs/nic.md)
+  kDeadlock,   // a PFC deadlock: a cycle of paused queues that stopped sending
 };
 const char* to_string(RunStatus s);
 // Process exit code for a status (docs/scenario.md, "Exit codes").
@@ -32,6 +39,9 @@ struct FlowResult {
   Time finish;    // requester completion (if done)
   bool started = false;
   bool done = false;
+  bool failed = false;           // its QP entered the error state
+  std::string error;             // then the completion status, e.g. "retry_exceeded"
+  uint64_t retransmissions = 0;  // packets its QP pair sent again
   Time fct() const { return finish - first_tx; }
 };
 
@@ -66,8 +76,35 @@ struct RunResult {
   uint64_t packets_created = 0;
   uint64_t drops_no_route = 0;
   uint64_t out_of_sequence = 0;
+  uint64_t retransmissions = 0;  // packets NICs sent again (all QPs)
+  uint64_t qp_errors = 0;        // QPs that entered the error state
+  // Drops in switches by reason (models/switch/mmu.h DropReason), and on links.
+  std::vector<std::pair<std::string, uint64_t>> switch_drops;
+  uint64_t link_lost_down = 0;
+  uint64_t link_corrupted = 0;
+  uint64_t total_drops() const {
+    uint64_t n = link_lost_down + link_corrupted;
+    for (const auto& [reason, count] : switch_drops) n += count;
+    return n;
+  }
+  uint64_t pfc_frames_sent = 0;  // by switches (pause and resume)
+  uint64_t ecn_marked = 0;
+  int64_t switch_buffer_peak = 0;  // the most any one switch held at once
+  int64_t switch_buffer_size = 0;
   std::vector<FlowResult> flows;
   std::vector<LinkResult> links;  // one per direction, in topology link order (a->b, b->a)
+  // Recorded as configured in `output` (docs/trace.md).
+  std::vector<PfcEvent> pfc_events;
+  std::vector<DropEvent> drop_events;
+  std::vector<QueueSample> queue_samples;
+  std::vector<LinkSample> link_samples;  // link index as in `links`
+
+  struct Deadlock {
+    bool detected = false;
+    Time at;
+    std::vector<DeadlockQueue> cycle;
+  } deadlock;
+
   WallClock wall;
 };
 

@@ -7,6 +7,8 @@
 #include <stdexcept>
 
 #include "models/nic/rdma_nic.h"
+#include "models/switch/deadlock_detector.h"
+#include "models/switch/queue_sampler.h"
 #include "models/switch/switch.h"
 #include "models/traffic/flow_generator.h"
 #include "sim/cable.h"
@@ -21,11 +23,19 @@ const char* to_string(RunStatus s) {
       return "time_limit";
     case RunStatus::kStalled:
       return "stalled";
+    case RunStatus::kQpError:
+      return "qp_error";
+    case RunStatus::kDeadlock:
+      return "deadlock";
   }
   return "?";
 }
 
-int exit_code(RunStatus s) { return s == RunStatus::kStalled ? 3 : 0; }
+int exit_code(RunStatus s) {
+  if (s == RunStatus::kStalled) return 3;
+  if (s == RunStatus::kDeadlock) return 5;
+  return s == RunStatus::kQpError ? 4 : 0;
+}
 
 RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
@@ -55,12 +65,52 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
       throw std::logic_error("port numbering differs between topology and devices");
     }
   }
+  if (sc.fabric.sw.forwarding == Forwarding::kCutThrough) {
+    // Links into switches deliver frames once their headers are in.
+    for (size_t i = 0; i < cables.size(); ++i) {
+      const TopoLink& l = topo.links()[i];
+      if (topo.node(l.b).kind == NodeKind::kSwitch)
+        cables[i].a_to_b->set_cut_through(sc.fabric.sw.cut_through_bytes);
+      if (topo.node(l.a).kind == NodeKind::kSwitch)
+        cables[i].b_to_a->set_cut_through(sc.fabric.sw.cut_through_bytes);
+    }
+  }
   for (uint32_t id = 0; id < topo.nodes().size(); ++id) {
     if (topo.node(id).kind == NodeKind::kSwitch) {
       static_cast<Switch*>(nodes[id])->set_forwarding_table(sc.routes.table(id));
     }
   }
+  for (const auto& [node, rule] : sc.rewrites) static_cast<Switch*>(nodes[node])->add_rewrite(rule);
   auto& traffic = sim.add<FlowGenerator>("traffic", sc.flows, nics);
+
+  // Observers and recorders, as the scenario's `output` asks.
+  RunResult r;
+  std::vector<const Switch*> const_switches(switches.begin(), switches.end());
+  DeadlockDetector* deadlock = nullptr;
+  if (sc.fabric.sw.deadlock_detection && !switches.empty()) {
+    deadlock = &sim.add<DeadlockDetector>(
+        "deadlock_detector", const_switches, sc.fabric.sw.deadlock_timeout,
+        sc.fabric.sw.deadlock_timeout / 2, sc.fabric.sw.deadlock_stop);
+  }
+  QueueSampler* sampler = nullptr;
+  if (!sc.output.queue_interval.is_infinite() && !switches.empty()) {
+    sampler = &sim.add<QueueSampler>("queue_sampler", const_switches, sc.output.queue_interval);
+  }
+  LinkSampler* link_sampler = nullptr;
+  if (!sc.output.link_interval.is_infinite()) {
+    std::vector<const Link*> links;
+    for (const Cable& c : cables) {
+      links.push_back(c.a_to_b);
+      links.push_back(c.b_to_a);
+    }
+    link_sampler = &sim.add<LinkSampler>("link_sampler", std::move(links), sc.output.link_interval);
+  }
+  for (Switch* s : switches) {
+    if (sc.output.pfc_events)
+      s->pfc_probe.attach([&r](const PfcEvent& e) { r.pfc_events.push_back(e); });
+    if (sc.output.drop_events)
+      s->drop_probe.attach([&r](const DropEvent& e) { r.drop_events.push_back(e); });
+  }
   if (options.progress) {
     int64_t total = 0;
     for (const FlowSpec& f : sc.flows) total += f.bytes;
@@ -79,20 +129,43 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   const auto loop_end = std::chrono::steady_clock::now();
   sim.finish();
 
-  RunResult r;
-  if (traffic.completed() == sc.flows.size()) {
+  if (deadlock != nullptr && deadlock->detected()) {
+    r.status = RunStatus::kDeadlock;
+    r.deadlock.detected = true;
+    r.deadlock.at = deadlock->detected_at();
+    r.deadlock.cycle = deadlock->cycle();
+  } else if (traffic.failed() > 0) {
+    r.status = RunStatus::kQpError;
+  } else if (traffic.completed() == sc.flows.size()) {
     r.status = RunStatus::kComplete;
   } else if (end == RunEnd::kTimeLimit) {
     r.status = RunStatus::kTimeLimit;
   } else {
     r.status = RunStatus::kStalled;
   }
+  if (sampler != nullptr) r.queue_samples = std::move(sampler->samples());
+  if (link_sampler != nullptr) r.link_samples = std::move(link_sampler->samples());
   r.sim_time = sim.now();
   r.events = sim.events_dispatched();
   r.fingerprint = sim.fingerprint();
   r.packets_created = sim.packet_pool().created();
-  for (const Switch* s : switches) r.drops_no_route += s->counters().dropped_no_route;
-  for (const RdmaNic* n : nics) r.out_of_sequence += n->counters().out_of_sequence;
+  for (uint8_t reason = 1; reason < static_cast<uint8_t>(DropReason::kCount); ++reason) {
+    uint64_t n = 0;
+    for (const Switch* s : switches) n += s->drops(static_cast<DropReason>(reason));
+    r.switch_drops.emplace_back(to_string(static_cast<DropReason>(reason)), n);
+  }
+  for (const Switch* s : switches) {
+    r.drops_no_route += s->counters().dropped_no_route;
+    r.pfc_frames_sent += s->counters().pfc_sent;
+    r.ecn_marked += s->counters().ecn_marked;
+    r.switch_buffer_peak = std::max(r.switch_buffer_peak, s->mmu().peak_used());
+  }
+  r.switch_buffer_size = sc.fabric.sw.buffer.count();
+  for (const RdmaNic* n : nics) {
+    r.out_of_sequence += n->counters().out_of_sequence;
+    r.retransmissions += n->counters().retransmitted_packets;
+    r.qp_errors += n->counters().qp_errors;
+  }
 
   for (size_t i = 0; i < cables.size(); ++i) {
     const TopoLink& l = topo.links()[i];
@@ -111,6 +184,8 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
       lr.payload_bytes = c.payload_bytes;
       lr.busy = c.busy;
       r.packet_hops += c.frames;
+      r.link_lost_down += c.lost_down;
+      r.link_corrupted += c.corrupted;
       r.data_packet_hops += c.data_frames;
       r.links.push_back(lr);
     }
@@ -132,6 +207,9 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     fr.first_tx = progress.value_or(Time::zero());
     fr.finish = rec.finish;
     fr.done = rec.done;
+    fr.failed = rec.failed;
+    if (rec.failed) fr.error = to_string(rec.status);
+    fr.retransmissions = traffic.retransmissions(i);
     r.flows.push_back(fr);
   }
 

@@ -32,6 +32,24 @@ struct FabricConfig {
 struct OutputConfig {
   std::string dir;  // resolved: never empty
   bool trace = true;
+  Time queue_interval = Time::infinite();  // sample switch queues this often; infinite: off
+  Time link_interval = Time::infinite();   // sample link counters this often; infinite: off
+  bool pfc_events = true;
+  bool drop_events = true;
+};
+
+enum class FaultKind : uint8_t { kLinkDown, kNodeDown, kBitErrors, kPfcStorm };
+
+// One entry of the scenario's `faults` (docs/faults.md), resolved to links
+// and hosts.
+struct FaultSpec {
+  FaultKind kind = FaultKind::kLinkDown;
+  std::vector<uint32_t> links;  // topology links taken down / given bit errors
+  std::vector<uint32_t> hosts;  // host indices (PFC storm)
+  Time at;
+  Time until = Time::infinite();
+  double ber = 0;
+  uint8_t priority = 3;
 };
 
 struct StopConfig {
@@ -45,8 +63,13 @@ struct Scenario {
   Topology topology;
   TopologyInfo topology_info;
   std::vector<StaticRoute> static_routes;
+  // Priority rewrite rules, with the switch (node id) they belong to.
+  std::vector<std::pair<uint32_t, PriorityRewrite>> rewrites;
   Routes routes;
   std::vector<FlowSpec> flows;
+  std::vector<FaultSpec> faults;
+  // How long after a link or node changes state the routes are recomputed.
+  Time reconvergence_delay = Time::ms(1);
   OutputConfig output;
   StopConfig stop;
   // The scenario as it runs: overrides applied, every default filled in.

@@ -2,14 +2,15 @@
 // "<json path>: <what is wrong> (expected <what would be right>)".
 #pragma once
 
-#include <stdexcept>
 #include <string>
+
+#include "sim/config_error.h"
 
 namespace rdmasim {
 
-class ScenarioError : public std::runtime_error {
+class ScenarioError : public ConfigError {
  public:
-  explicit ScenarioError(const std::string& line) : std::runtime_error(line) {}
+  explicit ScenarioError(const std::string& line) : ConfigError(line) {}
 };
 
 }  // namespace rdmasim

@@ -214,6 +214,50 @@ void read_static_routes(JsonReader& r, const Topology& t, std::vector<StaticRout
   }
 }
 
+// Ports of `at` whose neighbour is one of the names in key (a list).
+std::vector<uint32_t> ports_towards(JsonReader& e, const std::string& key, uint32_t at,
+                                    const Topology& t) {
+  std::vector<uint32_t> ports;
+  const auto& adj = t.adjacency()[at];
+  const auto names = e.array(key, false);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string path = e.path_of(key) + "[" + std::to_string(i) + "]";
+    auto id = names[i]->is_string() ? t.find(names[i]->get<std::string>()) : std::nullopt;
+    bool found = false;
+    for (uint32_t p = 0; id && p < adj.size(); ++p) {
+      if (adj[p].neighbor == *id) {
+        ports.push_back(p);
+        found = true;
+      }
+    }
+    if (!found) {
+      throw ScenarioError(path + ": " + show(*names[i]) + " is not a neighbour of \"" +
+                          t.node(at).name + "\" (expected a node it has a link to)");
+    }
+  }
+  return ports;
+}
+
+// priority_rewrite: [{"at": SWITCH, "from_neighbors": [...], "to_neighbors": [...], "from": P,
+// "to": Q}]
+void read_rewrites(JsonReader& r, const Topology& t,
+                   std::vector<std::pair<uint32_t, PriorityRewrite>>& out) {
+  for (JsonReader& e : r.objects("priority_rewrite", false)) {
+    const uint32_t at = node_named(e, "at", t);
+    if (t.node(at).kind != NodeKind::kSwitch)
+      e.fail("at", "\"" + t.node(at).name + "\" is a host", "a switch");
+    PriorityRewrite rule;
+    rule.in_ports = ports_towards(e, "from_neighbors", at, t);
+    if (rule.in_ports.empty())
+      e.fail("from_neighbors", "missing or empty", "the neighbours whose packets are rewritten");
+    rule.out_ports = ports_towards(e, "to_neighbors", at, t);
+    rule.from = static_cast<uint8_t>(e.integer("from", std::nullopt, 0, 7));
+    rule.to = static_cast<uint8_t>(e.integer("to", std::nullopt, 0, 7));
+    e.finish();
+    out.emplace_back(at, std::move(rule));
+  }
+}
+
 }  // namespace
 
 LinkSpec read_link(JsonReader& r, const LinkSpec& def) {
@@ -230,7 +274,9 @@ LinkSpec read_link_object(JsonReader r, const LinkSpec& def) {
 }
 
 TopologyInfo read_topology(JsonReader r, const FabricConfig& f, Topology& t,
-                           std::vector<StaticRoute>& static_routes) {
+                           std::vector<StaticRoute>& static_routes,
+                           std::vector<std::pair<uint32_t, PriorityRewrite>>& rewrites,
+                           Time& reconvergence) {
   enum class Kind { kStar, kGraph, kFatTree, kRailOptimized };
   const Kind kind = r.choice<Kind>("kind", {{"star", Kind::kStar},
                                             {"graph", Kind::kGraph},
@@ -258,7 +304,9 @@ TopologyInfo read_topology(JsonReader r, const FabricConfig& f, Topology& t,
     throw ScenarioError(r.path_of(e.param()) + ": " + e.what());
   }
   read_failed_links(r, t);
+  reconvergence = r.time("reconvergence_delay", Time::ms(1), Time::ns(1));
   read_static_routes(r, t, static_routes);
+  read_rewrites(r, t, rewrites);
   r.finish();
   return info;
 }

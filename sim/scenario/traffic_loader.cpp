@@ -1,4 +1,16 @@
 // Reads scenario key `traffic` (docs/traffic.md): every item becomes flows.
+// The patterns themselves are models/traffic/patterns.h; this file turns
+// JSON and the topology into their parameters, and names the JSON path in
+// every error.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "models/traffic/flow_size_cdf.h"
+#include "models/traffic/patterns.h"
 #include "sim/scenario/loader_parts.h"
 
 namespace rdmasim {
@@ -6,44 +18,371 @@ namespace {
 
 using nlohmann::json;
 
+constexpr int64_t kDefaultMaxFlows = 1'000'000;
+
+std::string host_name(const Topology& t, uint32_t host) { return t.node(t.hosts()[host]).name; }
+
+std::string host_expected(const Topology& t) {
+  return "a host name such as \"" + host_name(t, 0) + "\", or a host index from 0 to " +
+         std::to_string(t.num_hosts() - 1);
+}
+
+// One host, by name or host index, at JSON path `path`.
+uint32_t parse_host(const json& v, const std::string& path, const Topology& t) {
+  if (v.is_string()) {
+    auto id = t.find(v.get<std::string>());
+    if (id && t.node(*id).kind == NodeKind::kHost) return t.node(*id).host_index;
+  } else if (v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<uint64_t>() < t.num_hosts()) {
+    return static_cast<uint32_t>(v.get<uint64_t>());
+  }
+  throw ScenarioError(path + ": " + show(v) + " is not a host (expected " + host_expected(t) + ")");
+}
+
 uint32_t read_host(JsonReader& r, const std::string& key, const Topology& t) {
   const json* v = r.raw(key);
-  const std::string expected = "a host name such as \"" + t.node(t.hosts()[0]).name +
-                               "\", or a host index from 0 to " + std::to_string(t.num_hosts() - 1);
-  if (v == nullptr) r.fail(key, "missing", expected);
-  uint32_t host = 0;
-  if (v->is_string()) {
-    auto id = t.find(v->get<std::string>());
-    if (!id || t.node(*id).kind != NodeKind::kHost)
-      r.fail(key, show(*v) + " is not a host", expected);
-    host = t.node(*id).host_index;
-  } else if (v->is_number_integer() && v->get<int64_t>() >= 0 &&
-             v->get<uint64_t>() < t.num_hosts()) {
-    host = static_cast<uint32_t>(v->get<uint64_t>());
-  } else {
-    r.fail(key, show(*v) + " is not a host", expected);
-  }
-  r.resolve(key, t.node(t.hosts()[host]).name);
+  if (v == nullptr) r.fail(key, "missing", host_expected(t));
+  const uint32_t host = parse_host(*v, r.path_of(key), t);
+  r.resolve(key, host_name(t, host));
   return host;
+}
+
+// A set of hosts: "all", a count n (the first n hosts), or a list of names
+// or indices. `except` (the dst of an incast) is left out of "all" and of a
+// count, and may not be listed. At least `min` hosts.
+std::vector<uint32_t> read_hosts(JsonReader& r, const std::string& key, const Topology& t,
+                                 std::optional<json> def, size_t min,
+                                 std::optional<uint32_t> except = std::nullopt) {
+  const size_t available = t.num_hosts() - (except ? 1 : 0);
+  const std::string expected = "\"all\", a count from " + std::to_string(min) + " to " +
+                               std::to_string(available) + ", or a list of " +
+                               (min > 1 ? "at least " + std::to_string(min) + " " : "") + "hosts";
+  const json* given = r.raw(key);
+  if (given == nullptr && !def) r.fail(key, "missing", expected);
+  const json& v = given != nullptr ? *given : *def;
+  std::vector<uint32_t> hosts;
+  if (v.is_string() && v == "all") {
+    for (uint32_t h = 0; h < t.num_hosts(); ++h) {
+      if (h != except) hosts.push_back(h);
+    }
+    if (hosts.size() < min) {
+      r.fail(key, "\"all\" is " + std::to_string(hosts.size()) + " host(s)", expected);
+    }
+  } else if (v.is_number_integer()) {
+    if (v.get<int64_t>() < static_cast<int64_t>(min) || v.get<int64_t>() < 0 ||
+        v.get<uint64_t>() > available) {
+      r.fail(key, show(v) + " is out of range", expected);
+    }
+    for (uint32_t h = 0; hosts.size() < v.get<uint64_t>(); ++h) {
+      if (h != except) hosts.push_back(h);
+    }
+  } else if (v.is_array()) {
+    std::set<uint32_t> seen;
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string path = r.path_of(key) + "[" + std::to_string(i) + "]";
+      const uint32_t h = parse_host(v[i], path, t);
+      if (except && h == *except) {
+        throw ScenarioError(path + ": " + show(v[i]) +
+                            " is the dst (expected hosts other than dst)");
+      }
+      if (seen.count(h) != 0) {
+        throw ScenarioError(path + ": " + show(v[i]) +
+                            " is listed twice (expected distinct hosts)");
+      }
+      seen.insert(h);
+      hosts.push_back(h);
+    }
+    if (hosts.size() < min) {
+      r.fail(key, show(v) + " has " + std::to_string(hosts.size()) + " host(s)", expected);
+    }
+    json names = json::array();
+    for (uint32_t h : hosts) names.push_back(host_name(t, h));
+    r.resolve(key, names);
+    return hosts;
+  } else {
+    r.fail(key, show(v) + " is not a host list", expected);
+  }
+  r.resolve(key, v);
+  return hosts;
+}
+
+Verb read_op(JsonReader& r) {
+  return r.choice<Verb>(
+      "op", {{"write", Verb::kWrite}, {"send", Verb::kSend}, {"read", Verb::kRead}}, Verb::kWrite);
+}
+
+// A time that, added (`times` times) to `start`, must stay representable.
+void check_end(JsonReader& r, const std::string& key, Time start, Time t, int64_t times = 1) {
+  const __int128 end = static_cast<__int128>(start.in_ps()) +
+                       static_cast<__int128>(t.in_ps()) * static_cast<__int128>(times);
+  if (end >= Time::infinite().in_ps()) {
+    r.fail(key, to_string(t) + " ends beyond the largest time", "a smaller time");
+  }
+}
+
+FlowCommon read_common(JsonReader& r, const std::string& default_name) {
+  FlowCommon c;
+  c.start = r.time("start", Time::zero());
+  c.op = read_op(r);
+  c.name = r.string("name", default_name);
+  return c;
+}
+
+// A number in (0, 1].
+double read_load(JsonReader& r, const std::string& key) {
+  const std::string expected = "a number > 0 and <= 1, the fraction of each host's link rate";
+  const json* v = r.raw(key);
+  if (v == nullptr) r.fail(key, "missing", expected);
+  if (!v->is_number()) r.fail(key, show(*v) + " is not a number", expected);
+  const double x = v->get<double>();
+  if (!(x > 0 && x <= 1)) r.fail(key, show(*v) + " is out of range", expected);
+  r.resolve(key, *v);
+  return x;
+}
+
+// `cdf`: a built-in name, a path to a file in the same format, or the points
+// inline as [[bytes, percent], ...]. A file is resolved to its points, so the
+// resolved scenario holds what runs.
+FlowSizeCdf read_cdf(JsonReader& r, const std::string& key) {
+  std::string names;
+  std::vector<std::string> known;
+  for (const BuiltinCdf& c : builtin_cdfs()) {
+    names += (names.empty() ? "\"" : ", \"") + std::string(c.name) + "\"";
+    known.emplace_back(c.name);
+  }
+  const std::string expected =
+      "one of " + names + ", a path to a CDF file, or [[bytes, percent], ...]";
+  const std::string format =
+      "\"<size in bytes> <cumulative percent>\" per line, sizes and percents not decreasing, "
+      "from 0% to 100%";
+  const json* v = r.raw(key);
+  if (v == nullptr) r.fail(key, "missing", expected);
+  if (v->is_string()) {
+    const std::string s = v->get<std::string>();
+    if (const BuiltinCdf* b = find_builtin_cdf(s)) {
+      r.resolve(key, s);
+      return FlowSizeCdf::parse(b->text);
+    }
+    if (s.find('/') == std::string::npos && s.find('.') == std::string::npos) {
+      std::string problem = show(*v) + " is not a known CDF";
+      if (auto near = nearest_key(s, known)) problem += ", did you mean \"" + *near + "\"?";
+      r.fail(key, problem, expected);
+    }
+    std::ifstream in(s, std::ios::binary);
+    if (!in) r.fail(key, "cannot read the file " + show(*v), expected);
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+      FlowSizeCdf cdf = FlowSizeCdf::parse(text.str());
+      json points = json::array();
+      for (const auto& p : cdf.points()) points.push_back(json::array({p.bytes, p.percent}));
+      r.resolve(key, points);
+      return cdf;
+    } catch (const CdfError& e) {
+      r.fail(key, show(*v) + " " + e.what(), format);
+    }
+  }
+  if (!v->is_array()) r.fail(key, show(*v) + " is not a CDF", expected);
+  std::vector<FlowSizeCdf::Point> points;
+  for (size_t i = 0; i < v->size(); ++i) {
+    const json& p = (*v)[i];
+    const bool ok = p.is_array() && p.size() == 2 && p[0].is_number() && p[1].is_number() &&
+                    std::abs(p[0].get<double>()) < 9e15 &&
+                    p[0].get<double>() == std::floor(p[0].get<double>());
+    if (!ok) {
+      throw ScenarioError(r.path_of(key) + "[" + std::to_string(i) + "]: " + show(p) +
+                          " is not a point (expected [bytes, cumulative percent], bytes whole)");
+    }
+    points.push_back({p[0].get<int64_t>(), p[1].get<double>()});
+  }
+  try {
+    FlowSizeCdf cdf(std::move(points));
+    r.resolve(key, *v);
+    return cdf;
+  } catch (const CdfError& e) {
+    const std::string path =
+        r.path_of(key) + (e.index == CdfError::npos ? "" : "[" + std::to_string(e.index) + "]");
+    throw ScenarioError(path + ": " + e.what() +
+                        " (expected [[bytes, cumulative percent], ...], sizes and percents not "
+                        "decreasing, from 0% to 100%)");
+  }
+}
+
+// The switch a host hangs from, for `across: "leaf"`: the far end of its
+// first link, or, when that is the PCIe switch of a shared NIC, the leaf
+// above it.
+uint32_t leaf_of(const Topology& t, uint32_t host) {
+  const auto& adj = t.adjacency();
+  uint32_t sw = adj[t.hosts()[host]][0].neighbor;
+  if (t.node(sw).tier == Tier::kNicSwitch) {
+    for (const auto& a : adj[sw]) {
+      if (t.node(a.neighbor).tier == Tier::kLeaf) return a.neighbor;
+    }
+  }
+  return sw;
+}
+
+std::vector<FlowSpec> read_flow(JsonReader& r, const Topology& t) {
+  FlowSpec f;
+  f.src = read_host(r, "src", t);
+  f.dst = read_host(r, "dst", t);
+  if (f.src == f.dst) r.fail("dst", "the same host as src", "a different host");
+  f.bytes = r.bytes("size", std::nullopt).count();
+  f.start = r.time("start", Time::zero());
+  f.op = read_op(r);
+  f.name = r.string("name", std::string());
+  r.finish();
+  return {std::move(f)};
+}
+
+std::vector<FlowSpec> read_incast(JsonReader& r, const Topology& t, const std::string& name,
+                                  RngStream& rng) {
+  IncastParams p;
+  p.dst = read_host(r, "dst", t);
+  p.senders = read_hosts(r, "senders", t, std::nullopt, 1, p.dst);
+  p.bytes = r.bytes("size", std::nullopt).count();
+  p.common = read_common(r, name);
+  p.jitter = r.time("jitter", Time::zero());
+  check_end(r, "jitter", p.common.start, p.jitter);
+  r.finish();
+  return incast(p, rng);
+}
+
+std::vector<FlowSpec> read_permutation(JsonReader& r, const Topology& t, const std::string& name,
+                                       RngStream& rng) {
+  using Pattern = PermutationParams::Pattern;
+  PermutationParams p;
+  p.hosts = read_hosts(r, "hosts", t, json("all"), 2);
+  const auto n = static_cast<int64_t>(p.hosts.size());
+  p.pattern = r.choice<Pattern>(
+      "pattern", {{"random", Pattern::kRandom}, {"shift", Pattern::kShift}}, Pattern::kRandom);
+  if (p.pattern == Pattern::kShift) {
+    if (r.has("across")) r.fail("across", "applies to pattern \"random\" only", "no across");
+    p.shift = static_cast<uint32_t>(r.integer("shift", std::nullopt, 1, n - 1));
+  } else {
+    if (r.has("shift")) r.fail("shift", "applies to pattern \"shift\" only", "no shift");
+    enum class Across { kNone, kLeaf, kGroup };
+    const Across across = r.choice<Across>(
+        "across", {{"none", Across::kNone}, {"leaf", Across::kLeaf}, {"group", Across::kGroup}},
+        Across::kNone);
+    if (across != Across::kNone) {
+      // Group ids in order of first appearance; their names for messages.
+      std::map<std::string, uint32_t> ids;
+      std::vector<std::string> names;
+      std::vector<size_t> count;
+      for (uint32_t h : p.hosts) {
+        std::string g;
+        if (across == Across::kLeaf) {
+          g = t.node(leaf_of(t, h)).name;
+        } else {
+          g = t.node(t.hosts()[h]).group;
+          if (g.empty()) {
+            r.fail("across", "host \"" + host_name(t, h) + "\" has no group in this topology",
+                   "\"leaf\", or \"group\" with a fat_tree or rail_optimized topology");
+          }
+        }
+        auto [it, fresh] = ids.emplace(g, static_cast<uint32_t>(names.size()));
+        if (fresh) {
+          names.push_back(g);
+          count.push_back(0);
+        }
+        ++count[it->second];
+        p.group.push_back(it->second);
+      }
+      const auto largest = std::max_element(count.begin(), count.end()) - count.begin();
+      if (2 * count[largest] > p.hosts.size()) {
+        const std::string level = across == Across::kLeaf ? "leaf" : "group";
+        r.fail("across",
+               level + " \"" + names[largest] + "\" holds " + std::to_string(count[largest]) +
+                   " of the " + std::to_string(n) + " hosts, so some must send within it",
+               "no " + level + " with more than half of the hosts");
+      }
+    }
+  }
+  p.bytes = r.bytes("size", std::nullopt).count();
+  p.common = read_common(r, name);
+  r.finish();
+  return permutation(p, rng);
+}
+
+std::vector<FlowSpec> read_all_to_all(JsonReader& r, const Topology& t, const std::string& name) {
+  AllToAllParams p;
+  p.hosts = read_hosts(r, "hosts", t, json("all"), 2);
+  p.bytes = r.bytes("size", std::nullopt).count();
+  p.common = read_common(r, name);
+  p.stagger = r.time("stagger", Time::zero());
+  check_end(r, "stagger", p.common.start, p.stagger, static_cast<int64_t>(p.hosts.size()));
+  r.finish();
+  return all_to_all(p);
+}
+
+std::vector<FlowSpec> read_background(JsonReader& r, const Topology& t, const std::string& name,
+                                      RngStream& rng) {
+  BackgroundParams p;
+  p.hosts = read_hosts(r, "hosts", t, json("all"), 2);
+  for (uint32_t h : p.hosts) {
+    // The rate of the host's first link (its NIC port).
+    const uint32_t link = t.adjacency()[t.hosts()[h]][0].link;
+    p.rates.push_back(t.links()[link].rate);
+  }
+  p.load = read_load(r, "load");
+  const FlowSizeCdf sizes = read_cdf(r, "cdf");
+  if (sizes.mean() <= 0) r.fail("cdf", "every size is 0", "a CDF with a positive mean size");
+  p.sizes = &sizes;
+  p.duration = r.time("duration", std::nullopt, Time::ps(1));
+  p.common = read_common(r, name);
+  check_end(r, "duration", p.common.start, p.duration);
+  p.max_flows = static_cast<uint64_t>(r.integer("max_flows", kDefaultMaxFlows, 1, INT64_MAX));
+  r.finish();
+  try {
+    return background(p, rng);
+  } catch (const FlowLimitError& e) {
+    r.fail("max_flows", std::to_string(p.max_flows) + " is exceeded: the item makes " + e.what(),
+           "a larger max_flows, a shorter duration or a lower load");
+  }
 }
 
 }  // namespace
 
-void read_traffic(std::vector<JsonReader> items, const Topology& t, uint64_t /*seed*/,
+void read_traffic(std::vector<JsonReader> items, const Topology& t, uint64_t seed,
                   std::vector<FlowSpec>& flows) {
-  for (JsonReader& r : items) {
-    enum class Kind { kFlow };
-    r.choice<Kind>("kind", {{"flow", Kind::kFlow}});
-    FlowSpec f;
-    f.src = read_host(r, "src", t);
-    f.dst = read_host(r, "dst", t);
-    if (f.src == f.dst) r.fail("dst", "the same host as src", "a different host");
-    f.bytes = r.bytes("size", std::nullopt).count();
-    f.start = r.time("start", Time::zero());
-    f.op = r.choice<Verb>("op", {{"write", Verb::kWrite}, {"send", Verb::kSend}}, Verb::kWrite);
-    f.name = r.string("name", std::string());
-    r.finish();
-    flows.push_back(std::move(f));
+  enum class Kind { kFlow, kIncast, kPermutation, kAllToAll, kBackground };
+  static const std::vector<std::pair<std::string, Kind>> kinds = {
+      {"flow", Kind::kFlow},
+      {"incast", Kind::kIncast},
+      {"permutation", Kind::kPermutation},
+      {"all_to_all", Kind::kAllToAll},
+      {"background", Kind::kBackground}};
+  for (size_t i = 0; i < items.size(); ++i) {
+    JsonReader& r = items[i];
+    const Kind kind = r.choice<Kind>("kind", kinds);
+    std::string kind_name;
+    for (const auto& [s, k] : kinds) {
+      if (k == kind) kind_name = s;
+    }
+    // Flows of item i are named "<kind>[i].<suffix>" unless it has a name,
+    // and draw from their own stream, keyed by the item's position.
+    const std::string name = kind_name + "[" + std::to_string(i) + "]";
+    RngStream rng(seed, "traffic[" + std::to_string(i) + "]");
+    std::vector<FlowSpec> made;
+    switch (kind) {
+      case Kind::kFlow:
+        made = read_flow(r, t);
+        break;
+      case Kind::kIncast:
+        made = read_incast(r, t, name, rng);
+        break;
+      case Kind::kPermutation:
+        made = read_permutation(r, t, name, rng);
+        break;
+      case Kind::kAllToAll:
+        made = read_all_to_all(r, t, name);
+        break;
+      case Kind::kBackground:
+        made = read_background(r, t, name, rng);
+        break;
+    }
+    flows.insert(flows.end(), std::make_move_iterator(made.begin()),
+                 std::make_move_iterator(made.end()));
   }
 }
 

@@ -62,3 +62,27 @@ TEST_CASE("erase keeps the heap ordered", "[quick][event]") {
   }
   CHECK(popped == 500 - 167);
 }
+
+TEST_CASE("cancelled and rescheduled events leave no trace in the order or the size",
+          "[quick][event]") {
+  EventQueue q;
+  Event a(EventClass::kTimer, 1, noop), b(EventClass::kTimer, 2, noop),
+      c(EventClass::kTimer, 3, noop);
+  q.push(a, Time::ns(10));
+  q.push(b, Time::ns(20));
+  q.push(c, Time::ns(30));
+  CHECK(q.size() == 3);
+  q.erase(a);  // cancelled: stale entry at the top
+  CHECK(q.size() == 2);
+  q.erase(b);
+  q.push(b, Time::ns(5));  // rescheduled earlier
+  CHECK(q.size() == 2);
+  REQUIRE(q.ready());
+  CHECK(q.top_time() == Time::ns(5));
+  CHECK(q.pop() == &b);
+  REQUIRE(q.ready());
+  CHECK(q.pop() == &c);
+  CHECK(q.empty());
+  CHECK(q.size() == 0);
+  CHECK_FALSE(a.scheduled());
+}

@@ -2,44 +2,10 @@
 
 #include <vector>
 
-#include "models/nic/rdma_nic.h"
-#include "sim/cable.h"
+#include "test/models/nic/nic_fixture.h"
 
 using namespace rdmasim;
-
-namespace {
-
-struct Log : CompletionHandler {
-  std::vector<Completion> sent, received;
-  void on_send_completion(uint32_t, const Completion& c) override { sent.push_back(c); }
-  void on_receive_completion(uint32_t, const Completion& c) override { received.push_back(c); }
-};
-
-// Two NICs joined by one cable, with a connected QP pair.
-struct Pair {
-  explicit Pair(NicConfig c = {}, BitRate rate = BitRate::gbps(100), Time delay = Time::us(1))
-      : cfg(c),
-        a(sim.add<RdmaNic>("a", 0, cfg, format)),
-        b(sim.add<RdmaNic>("b", 1, cfg, format)),
-        cable(connect(sim, a, b, rate, delay)) {
-    a.set_completion_handler(&log);
-    b.set_completion_handler(&log);
-    qa = a.create_qp();
-    qb = b.create_qp();
-    a.connect_qp(qa, 1, qb, 0x1234);
-    b.connect_qp(qb, 0, qa, 0x1234);
-  }
-  Simulation sim;
-  NicConfig cfg;
-  RoceV2Format format{IpVersion::kIpv4, false};
-  Log log;
-  RdmaNic& a;
-  RdmaNic& b;
-  Cable cable;
-  uint32_t qa = 0, qb = 0;
-};
-
-}  // namespace
+using namespace rdmasim::testing;
 
 TEST_CASE("a WRITE completes after its wire time plus the ACK's return", "[quick][nic]") {
   Pair p;
@@ -115,4 +81,73 @@ TEST_CASE("active QPs share the port round robin", "[quick][nic]") {
   // Interleaved one packet each: the second QP finishes one packet time later.
   const Time one_packet = Bytes(4178) / BitRate::gbps(100);
   CHECK(p.log.sent[1].completed - p.log.sent[0].completed == one_packet);
+}
+
+TEST_CASE("packets carry the configured priority, PCP and DSCP", "[quick][nic]") {
+  SECTION("defaults: data and ACK at priority 3 with DSCP 26, data ECT(0)") {
+    Chain c;
+    c.sim.setup();
+    c.a.post(c.qa, WorkRequest{1, Verb::kWrite, 3 * 4096});
+    c.sim.run();
+    const auto data = c.from(0, PacketKind::kData);
+    const auto acks = c.from(1, PacketKind::kAck);
+    REQUIRE(data.size() == 3);
+    REQUIRE(!acks.empty());
+    for (const Seen& s : data) {
+      CHECK(s.priority == 3);
+      CHECK(s.pcp == 3);
+      CHECK(s.dscp == 26);
+      CHECK(s.ecn == 2);
+    }
+    for (const Seen& s : acks) {
+      CHECK(s.pcp == 3);
+      CHECK(s.dscp == 26);
+      CHECK(s.ecn == 0);
+    }
+  }
+  SECTION("configured") {
+    NicConfig cfg;
+    cfg.data_priority = 4;
+    cfg.data_dscp = 34;
+    cfg.ack_priority = 6;
+    cfg.ack_dscp = 46;
+    Chain c(cfg);
+    c.sim.setup();
+    c.a.post(c.qa, WorkRequest{1, Verb::kRead, 4096});
+    c.sim.run();
+    const auto req = c.from(0, PacketKind::kReadRequest);
+    const auto resp = c.from(1, PacketKind::kData);
+    REQUIRE(req.size() == 1);
+    REQUIRE(resp.size() == 1);
+    CHECK(req[0].pcp == 4);
+    CHECK(req[0].dscp == 34);
+    CHECK(resp[0].pcp == 4);
+    CHECK(resp[0].dscp == 34);
+    c.a.post(c.qa, WorkRequest{2, Verb::kWrite, 10});
+    c.sim.run();
+    const auto acks = c.from(1, PacketKind::kAck);
+    REQUIRE(acks.size() == 1);
+    CHECK(acks[0].pcp == 6);
+    CHECK(acks[0].dscp == 46);
+  }
+}
+
+TEST_CASE("many outstanding WQEs on one QP complete in order with exact bytes", "[quick][nic]") {
+  Pair p;
+  p.sim.setup();
+  int64_t total = 0;
+  for (uint64_t i = 0; i < 50; ++i) {
+    const auto bytes = static_cast<int64_t>(1000 + 997 * i);
+    total += bytes;
+    p.a.post(p.qa, WorkRequest{i, i % 2 == 0 ? Verb::kWrite : Verb::kSend, bytes});
+  }
+  p.sim.run();
+  REQUIRE(p.log.sent.size() == 50);
+  for (uint64_t i = 0; i < 50; ++i) {
+    CHECK(p.log.sent[i].wr_id == i);
+    CHECK(p.log.sent[i].status == WcStatus::kSuccess);
+  }
+  CHECK(p.b.counters().payload_bytes_delivered == total);
+  CHECK(p.a.counters().retransmitted_packets == 0);
+  CHECK(p.sim.packet_pool().live() == 0);
 }

@@ -95,8 +95,15 @@ TEST_CASE("two senders into one port: the egress queue builds and drains", "[qui
   CHECK(last >= bottleneck);
   CHECK(last <= bottleneck + Time::us(5));
   // Two line-rate inputs into one output: about one packet queues per packet sent.
-  CHECK(s.sw->queue_stats(2).peak_bytes >= 150 * 4178);
-  CHECK(s.sw->queue_stats(2).bytes == 0);
+  int64_t peak = 0, left = 0;
+  for (uint8_t pr = 0; pr < 8; ++pr) {
+    peak = std::max(peak, s.sw->queue_counters(2, pr).peak_bytes);
+    left += s.sw->egress(2).bytes(pr);
+  }
+  CHECK(peak >= 150 * 4178);
+  CHECK(left == 0);
+  CHECK(s.sw->mmu().used() == 0);
+  CHECK(s.sw->mmu().peak_used() >= 150 * 4158);
 }
 
 TEST_CASE("a packet with no route is dropped and counted", "[quick][switch]") {
@@ -104,6 +111,50 @@ TEST_CASE("a packet with no route is dropped and counted", "[quick][switch]") {
   s.sw->set_forwarding_table(ForwardingTable::from_static({{0}, {}}));
   s.flow(0, 1, 4096);
   s.run();
-  CHECK(s.log.sent.empty());
-  CHECK(s.sw->counters().dropped_no_route == 1);
+  // The requester retries retry_cnt times, then completes in error.
+  REQUIRE(s.log.sent.size() == 1);
+  CHECK(s.log.sent[0].status != WcStatus::kSuccess);
+  CHECK(s.sw->counters().dropped_no_route == 1 + static_cast<uint64_t>(s.nic.retry_cnt));
+}
+
+TEST_CASE("ECN marking frequency follows the RED curve", "[switch][ecn]") {
+  // Two senders into one port build the egress queue up steadily; every data
+  // packet is evaluated at the queue length it finds. Marking probability:
+  // 0 below Kmin, Pmax (q - Kmin)/(Kmax - Kmin) between, 1 above Kmax.
+  SwitchConfig sc;
+  sc.buffer = Bytes::mb(64);
+  sc.ecn.enabled = true;
+  sc.ecn.kmin = Bytes::kb(200);
+  sc.ecn.kmax = Bytes::kb(8000);
+  sc.ecn.pmax = 0.4;
+  sc.pfc.lossless_mask = 0;  // let the queue grow: no PFC
+  Star s(3, sc, BitRate::gbps(100), Time::us(1));
+  std::vector<std::pair<int64_t, bool>> seen;
+  s.sw->ecn_probe.attach([&](int64_t q, bool m) { seen.emplace_back(q, m); });
+  s.flow(0, 2, 40LL << 20);
+  s.flow(1, 2, 40LL << 20);
+  s.run();
+  const double kmin = 200e3, kmax = 8000e3, pmax = 0.4;
+  // Buckets of queue length: compare the marked share with the curve at the
+  // bucket's mean queue length, within 5 binomial standard deviations.
+  const int buckets = 10;
+  std::vector<double> n(buckets + 2), marked(buckets + 2), qsum(buckets + 2);
+  for (const auto& [q, m] : seen) {
+    int b = q <= kmin  ? 0
+            : q > kmax ? buckets + 1
+                       : 1 + static_cast<int>((q - kmin) * buckets / (kmax - kmin + 1));
+    n[b] += 1;
+    marked[b] += m ? 1 : 0;
+    qsum[b] += static_cast<double>(q);
+  }
+  CHECK(n[0] > 100);
+  CHECK(marked[0] == 0);
+  for (int b = 1; b <= buckets; ++b) {
+    REQUIRE(n[b] > 200);
+    const double p = pmax * (qsum[b] / n[b] - kmin) / (kmax - kmin);
+    const double sd = std::sqrt(p * (1 - p) / n[b]);
+    INFO("bucket " << b << ": " << n[b] << " packets, p = " << p);
+    CHECK(std::abs(marked[b] / n[b] - p) < 5 * sd + 0.01);
+  }
+  if (n[buckets + 1] > 0) CHECK(marked[buckets + 1] == n[buckets + 1]);
 }

@@ -1,0 +1,137 @@
+#include "models/switch/mmu.h"
+
+#include <algorithm>
+#include <string>
+
+#include "sim/config_error.h"
+
+namespace rdmasim {
+
+const char* to_string(DropReason r) {
+  switch (r) {
+    case DropReason::kNone:
+      return "none";
+    case DropReason::kHeadroom:
+      return "headroom";
+    case DropReason::kBuffer:
+      return "buffer";
+    case DropReason::kEgressLimit:
+      return "egress_limit";
+    case DropReason::kNoRoute:
+      return "no_route";
+    case DropReason::kWatchdog:
+      return "watchdog";
+    case DropReason::kCount:
+      break;
+  }
+  return "?";
+}
+
+Mmu::Mmu(const SwitchConfig& cfg, uint32_t ports, std::vector<Bytes> headroom)
+    : cfg_(cfg),
+      headroom_(std::move(headroom)),
+      reserve_(cfg.reserve.count()),
+      ingress_(static_cast<size_t>(ports) * 8),
+      egress_(static_cast<size_t>(ports) * 8, 0) {
+  int lossless = 0;
+  for (int p = 0; p < 8; ++p) lossless += cfg.lossless(static_cast<uint8_t>(p)) ? 1 : 0;
+  int64_t all_headroom = 0;
+  for (const Bytes& h : headroom_) all_headroom += h.count() * lossless;
+  pool_ = cfg.buffer.count() - all_headroom - reserve_ * 8 * static_cast<int64_t>(ports);
+  if (pool_ < 0) {
+    throw ConfigError("fabric.switch.buffer: " + std::to_string(cfg.buffer.count()) +
+                      " bytes are fewer than the reserves and headroom of a switch with " +
+                      std::to_string(ports) + " ports (" +
+                      std::to_string(cfg.buffer.count() - pool_) +
+                      " bytes) (expected a larger buffer, or smaller reserve or headroom)");
+  }
+}
+
+int64_t Mmu::pfc_threshold() const { return (pool_ - shared_used_) >> cfg_.pfc.alpha_shift; }
+
+int64_t Mmu::ingress_occupancy(uint32_t port, uint8_t prio) const {
+  const Queue& x = q(port, prio);
+  return shared_of(x) + x.headroom_used;
+}
+
+DropReason Mmu::admit(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t out_prio,
+                      uint32_t bytes) {
+  Queue& x = q(in_port, in_prio);
+  const int64_t b = bytes;
+  const bool lossless = cfg_.lossless(in_prio);
+  // How much of the packet the reserve takes, and how much is left for
+  // the shared pool or the headroom.
+  const int64_t to_reserve = std::clamp<int64_t>(reserve_ - x.bytes, 0, b);
+  const int64_t rest = b - to_reserve;
+
+  bool to_headroom = false;
+  if (lossless && rest > 0) {
+    if (cfg_.pfc.threshold == PfcThreshold::kDynamic) {
+      // Above the threshold (or once headroom is in use) packets go to headroom.
+      to_headroom = x.headroom_used > 0 || shared_of(x) + rest > pfc_threshold();
+    } else {
+      // Static (Broadcom-style PG limit): once the queue has reached XOFF,
+      // further packets go to headroom; the one that reaches it does not.
+      to_headroom = x.headroom_used > 0 || x.bytes >= cfg_.pfc.xoff.count();
+    }
+    if (!to_headroom && shared_used_ + rest > pool_) to_headroom = true;
+    if (to_headroom && x.headroom_used + b > headroom_[in_port].count())
+      return DropReason::kHeadroom;
+  } else if (!lossless && rest > 0) {
+    if (shared_used_ + rest > pool_) return DropReason::kBuffer;
+    const double free = static_cast<double>(pool_ - shared_used_);
+    if (static_cast<double>(egress_[out_port * 8 + out_prio] + b) > cfg_.lossy_alpha * free) {
+      return DropReason::kEgressLimit;
+    }
+  }
+
+  if (to_headroom) {
+    x.headroom_used += b;
+  } else {
+    x.bytes += b;
+    shared_used_ += rest;
+  }
+  egress_[out_port * 8 + out_prio] += b;
+  used_ += b;
+  peak_used_ = std::max(peak_used_, used_);
+  return DropReason::kNone;
+}
+
+void Mmu::release(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t out_prio,
+                  uint32_t bytes) {
+  Queue& x = q(in_port, in_prio);
+  const int64_t b = bytes;
+  // Headroom drains first (it holds the newest bytes of a paused queue, but
+  // what matters for PFC is that it empties before shared use is counted
+  // down, as in HPCC's RemoveFromIngressAdmission).
+  const int64_t from_headroom = std::min(x.headroom_used, b);
+  x.headroom_used -= from_headroom;
+  const int64_t from_main = b - from_headroom;
+  const int64_t from_shared = std::min(from_main, shared_of(x));
+  x.bytes -= from_main;
+  shared_used_ -= from_shared;
+  egress_[out_port * 8 + out_prio] -= b;
+  used_ -= b;
+}
+
+bool Mmu::pause_due(uint32_t port, uint8_t prio) const {
+  const Queue& x = q(port, prio);
+  if (x.paused || !cfg_.lossless(prio)) return false;
+  if (cfg_.pfc.threshold == PfcThreshold::kDynamic) {
+    return x.headroom_used > 0 || shared_of(x) >= pfc_threshold();
+  }
+  return x.headroom_used > 0 || x.bytes >= cfg_.pfc.xoff.count();
+}
+
+bool Mmu::resume_due(uint32_t port, uint8_t prio) const {
+  const Queue& x = q(port, prio);
+  if (!x.paused) return false;
+  if (x.headroom_used > 0) return false;
+  if (cfg_.pfc.threshold == PfcThreshold::kDynamic) {
+    const int64_t shared = shared_of(x);
+    return shared == 0 || shared + cfg_.pfc.resume_offset.count() <= pfc_threshold();
+  }
+  return x.bytes <= cfg_.pfc.xon.count();
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,110 @@
+// Mmu: a switch's shared-buffer memory management unit, after the
+// Broadcom-style MMU modelled by the HPCC simulator (REFERENCES.md §2.4;
+// HPCC simulation/src/point-to-point/model/switch-mmu.cc).
+//
+// Accounting, in bytes charged at cell granularity:
+//  - every packet is charged to its ingress queue (port, priority): first to
+//    that queue's reserve, then to the shared pool, and, for a lossless
+//    priority once its PFC threshold is passed, to the queue's headroom;
+//  - the shared pool is the buffer less every reserve and every headroom;
+//  - lossy packets are also checked at the egress queue: dropped when the
+//    queue holds more than lossy_alpha x the free shared pool (Broadcom
+//    dynamic threshold) or when the pool is full;
+//  - lossless packets are dropped only when their headroom is exhausted.
+// PFC decisions per ingress queue of a lossless priority:
+//  - dynamic: threshold thr = (buffer - all headroom - all reserve - shared
+//    in use) >> alpha_shift; pause when headroom is in use or the queue's
+//    shared use reaches thr; resume when headroom is empty and shared use +
+//    resume_offset <= thr (or the queue's shared use is 0);
+//  - static: pause when the queue's occupancy (reserve + shared) reaches
+//    xoff — packets arriving once it has go to headroom; resume when headroom
+//    is empty and the occupancy has fallen to xon or below.
+//  (Dynamic mode charges the packet that crosses the threshold to headroom,
+//  as HPCC's UpdateIngressAdmission does; static mode, as a Broadcom PG
+//  limit, admits it to shared and sends what follows to headroom.)
+//
+// Contract: admit() and release() are called once per packet with the same
+// arguments; the caller sends the PFC frames that pause_due()/resume_due()
+// ask for and records them with set_paused().
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/switch/switch_config.h"
+
+namespace rdmasim {
+
+enum class DropReason : uint8_t {
+  kNone,
+  kHeadroom,     // lossless: headroom exhausted (the headroom was too small)
+  kBuffer,       // shared pool full
+  kEgressLimit,  // lossy: egress queue over its dynamic threshold
+  kNoRoute,
+  kWatchdog,  // PFC watchdog dropping a stormed queue
+  kCount
+};
+const char* to_string(DropReason r);
+
+class Mmu {
+ public:
+  // headroom[port] is the headroom of each lossless priority of that port.
+  Mmu(const SwitchConfig& cfg, uint32_t ports, std::vector<Bytes> headroom);
+
+  // Bytes charged for a frame of `frame_bytes` (whole cells).
+  uint32_t charge(uint32_t frame_bytes) const {
+    const uint32_t c = cfg_.cell;
+    return c <= 1 ? frame_bytes : (frame_bytes + c - 1) / c * c;
+  }
+
+  // Admits a packet, or says why it is dropped (nothing is charged then).
+  DropReason admit(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t out_prio,
+                   uint32_t bytes);
+  void release(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t out_prio,
+               uint32_t bytes);
+
+  bool pause_due(uint32_t port, uint8_t prio) const;
+  bool resume_due(uint32_t port, uint8_t prio) const;
+  bool paused(uint32_t port, uint8_t prio) const { return q(port, prio).paused; }
+  void set_paused(uint32_t port, uint8_t prio, bool p) { q(port, prio).paused = p; }
+
+  // The dynamic PFC threshold now, in bytes of a queue's shared use.
+  int64_t pfc_threshold() const;
+  // Occupancy of an ingress queue beyond its reserve: shared + headroom
+  // (what the thresholds compare).
+  int64_t ingress_occupancy(uint32_t port, uint8_t prio) const;
+  int64_t ingress_bytes(uint32_t port, uint8_t prio) const {
+    return q(port, prio).bytes + q(port, prio).headroom_used;
+  }
+  int64_t headroom_used(uint32_t port, uint8_t prio) const { return q(port, prio).headroom_used; }
+  int64_t egress_bytes(uint32_t port, uint8_t prio) const { return egress_[port * 8 + prio]; }
+  Bytes headroom(uint32_t port) const { return headroom_[port]; }
+
+  // Everything charged now, and the most ever charged.
+  int64_t used() const { return used_; }
+  int64_t peak_used() const { return peak_used_; }
+  int64_t shared_pool() const { return pool_; }
+  int64_t shared_used() const { return shared_used_; }
+
+ private:
+  struct Queue {
+    int64_t bytes = 0;          // charged to reserve + shared
+    int64_t headroom_used = 0;  // charged to headroom
+    bool paused = false;
+  };
+  Queue& q(uint32_t port, uint8_t prio) { return ingress_[port * 8 + prio]; }
+  const Queue& q(uint32_t port, uint8_t prio) const { return ingress_[port * 8 + prio]; }
+  int64_t shared_of(const Queue& x) const { return x.bytes > reserve_ ? x.bytes - reserve_ : 0; }
+
+  const SwitchConfig& cfg_;
+  std::vector<Bytes> headroom_;
+  int64_t reserve_;
+  int64_t pool_;  // the shared pool: buffer - all reserve - all headroom
+  std::vector<Queue> ingress_;
+  std::vector<int64_t> egress_;
+  int64_t shared_used_ = 0;
+  int64_t used_ = 0;
+  int64_t peak_used_ = 0;
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,87 @@
+#include "sim/scenario/fault_injector.h"
+
+#include <algorithm>
+
+namespace rdmasim {
+
+FaultInjector::FaultInjector(Simulation& sim, std::string name, const Scenario& sc,
+                             std::vector<Cable> cables, std::vector<Switch*> switches_by_node,
+                             std::vector<RdmaNic*> nics)
+    : Component(sim, std::move(name)),
+      sc_(sc),
+      cables_(std::move(cables)),
+      switches_(std::move(switches_by_node)),
+      nics_(std::move(nics)),
+      topo_(sc.topology),
+      down_count_(sc.topology.links().size(), 0),
+      action_(this, EventClass::kControl, id()),
+      reconverge_(this, EventClass::kControl, id()) {
+  for (size_t i = 0; i < sc.faults.size(); ++i) {
+    const FaultSpec& f = sc.faults[i];
+    if (f.kind == FaultKind::kBitErrors) {
+      for (uint32_t l : f.links) {
+        cables_[l].a_to_b->set_bit_error_rate(f.ber);
+        cables_[l].b_to_a->set_bit_error_rate(f.ber);
+      }
+      continue;
+    }
+    actions_.push_back({f.at, i, true});
+    if (!f.until.is_infinite()) actions_.push_back({f.until, i, false});
+  }
+  std::stable_sort(actions_.begin(), actions_.end(),
+                   [](const Action& a, const Action& b) { return a.at < b.at; });
+}
+
+void FaultInjector::setup() {
+  if (!actions_.empty()) sim().schedule(action_, actions_[0].at);
+}
+
+void FaultInjector::set_link(uint32_t link, bool up) {
+  down_count_[link] += up ? -1 : 1;
+  const bool now_up = down_count_[link] == 0;
+  cables_[link].a_to_b->set_up(now_up);
+  cables_[link].b_to_a->set_up(now_up);
+}
+
+void FaultInjector::on_action() {
+  const Time now = sim().now();
+  bool topology_changed = false;
+  while (next_ < actions_.size() && actions_[next_].at == now) {
+    const Action& a = actions_[next_++];
+    const FaultSpec& f = sc_.faults[a.fault];
+    switch (f.kind) {
+      case FaultKind::kLinkDown:
+      case FaultKind::kNodeDown:
+        for (uint32_t l : f.links) set_link(l, !a.start);
+        topology_changed = true;
+        break;
+      case FaultKind::kPfcStorm:
+        for (uint32_t h : f.hosts) {
+          if (a.start) nics_[h]->start_pfc_storm(f.priority, f.until);
+        }
+        break;
+      case FaultKind::kBitErrors:
+        break;
+    }
+  }
+  if (topology_changed && !reconverge_.scheduled()) {
+    sim().schedule_in(reconverge_, sc_.reconvergence_delay);
+  }
+  if (next_ < actions_.size()) sim().schedule(action_, actions_[next_].at);
+}
+
+void FaultInjector::on_reconverge() {
+  // The control plane has learnt the current state of every link: recompute
+  // shortest paths over the working ones and install them everywhere.
+  for (uint32_t l = 0; l < topo_.links().size(); ++l)
+    topo_.set_link_failed(l, down_count_[l] > 0 || sc_.topology.links()[l].failed);
+  routes_.push_back(std::make_unique<Routes>(compute_routes(topo_, sc_.static_routes)));
+  const Routes& r = *routes_.back();
+  for (uint32_t id = 0; id < switches_.size(); ++id) {
+    if (switches_[id] != nullptr) switches_[id]->set_forwarding_table(r.table(id));
+  }
+  for (RdmaNic* n : nics_) n->set_egress_selector(&r);
+  ++reconvergences_;
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,82 @@
+// Reads scenario key `faults` (docs/faults.md): links and nodes going down
+// and up, bit errors, PFC storms.
+#include "sim/scenario/loader_parts.h"
+
+namespace rdmasim {
+namespace {
+
+using nlohmann::json;
+
+uint32_t node_ref(JsonReader& r, const std::string& key, const Topology& t) {
+  const std::string name = r.string(key);
+  auto id = t.find(name);
+  if (!id) r.fail(key, "\"" + name + "\" is not a node", "a node name of this topology");
+  return *id;
+}
+
+// Every link between a and b (parallel links included).
+std::vector<uint32_t> links_between(JsonReader& r, const Topology& t) {
+  const uint32_t a = node_ref(r, "a", t);
+  const uint32_t b = node_ref(r, "b", t);
+  std::vector<uint32_t> out;
+  for (uint32_t i = 0; i < t.links().size(); ++i) {
+    const TopoLink& l = t.links()[i];
+    if ((l.a == a && l.b == b) || (l.a == b && l.b == a)) out.push_back(i);
+  }
+  if (out.empty()) {
+    r.fail("b", "no link joins \"" + t.node(a).name + "\" and \"" + t.node(b).name + "\"",
+           "two nodes with a link between them");
+  }
+  return out;
+}
+
+void read_window(JsonReader& r, FaultSpec& f) {
+  f.at = r.time("at", Time::zero());
+  if (r.has("until")) {
+    f.until = r.time("until", std::nullopt, f.at + Time::ps(1));
+  } else {
+    r.raw("until");
+  }
+}
+
+}  // namespace
+
+void read_faults(std::vector<JsonReader> items, const Topology& t, std::vector<FaultSpec>& faults) {
+  for (JsonReader& r : items) {
+    FaultSpec f;
+    f.kind = r.choice<FaultKind>("kind", {{"link_down", FaultKind::kLinkDown},
+                                          {"node_down", FaultKind::kNodeDown},
+                                          {"bit_errors", FaultKind::kBitErrors},
+                                          {"pfc_storm", FaultKind::kPfcStorm}});
+    switch (f.kind) {
+      case FaultKind::kLinkDown:
+        f.links = links_between(r, t);
+        read_window(r, f);
+        break;
+      case FaultKind::kNodeDown: {
+        const uint32_t n = node_ref(r, "node", t);
+        for (const auto& adj : t.adjacency()[n]) f.links.push_back(adj.link);
+        read_window(r, f);
+        break;
+      }
+      case FaultKind::kBitErrors:
+        f.links = links_between(r, t);
+        f.ber = r.number("ber", std::nullopt, 0, 1e-2);
+        break;
+      case FaultKind::kPfcStorm: {
+        const uint32_t n = node_ref(r, "host", t);
+        if (t.node(n).kind != NodeKind::kHost)
+          r.fail("host", "\"" + t.node(n).name + "\" is a switch",
+                 "a host (a NIC sends the storm)");
+        f.hosts.push_back(t.node(n).host_index);
+        f.priority = static_cast<uint8_t>(r.integer("priority", 3, 0, 7));
+        read_window(r, f);
+        break;
+      }
+    }
+    r.finish();
+    faults.push_back(std::move(f));
+  }
+}
+
+}  // namespace rdmasim

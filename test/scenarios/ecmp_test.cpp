@@ -1,0 +1,77 @@
+// ECMP at the packet level: per-flow hashing keeps every packet of a flow on
+// one path; per-packet spraying spreads one flow over all equal-cost ports.
+#include "test/support/catch_units.h"
+#include "test/support/run_helpers.h"
+
+#include <map>
+
+using namespace rdmasim;
+using namespace rdmasim::testing;
+
+namespace {
+
+// One flow from each of leaves 0..3 to leaf 4..7 of a two-tier tree whose
+// leaves have four uplinks (one per spine).
+const char* kTree = R"({
+  "fabric": {"link": {"rate": "100Gbps", "delay": "1us"}},
+  "topology": {"kind": "fat_tree", "leaves": 8, "spines": 4, "hosts_per_leaf": 4},
+  "traffic": [
+    {"kind": "flow", "src": "leaf0.h0", "dst": "leaf4.h0", "size": "4MB"},
+    {"kind": "flow", "src": "leaf1.h0", "dst": "leaf5.h0", "size": "3MB"},
+    {"kind": "flow", "src": "leaf2.h0", "dst": "leaf6.h0", "size": "2MB"},
+    {"kind": "flow", "src": "leaf3.h0", "dst": "leaf7.h0", "size": "1MB"}
+  ]
+})";
+
+// Payload bytes each source leaf sent up each of its uplinks.
+std::map<std::string, std::vector<int64_t>> uplink_payload(const Ran& r) {
+  std::map<std::string, std::vector<int64_t>> out;
+  const Topology& t = r.scenario.topology;
+  for (const LinkResult& l : r.result.links) {
+    if (t.node(l.from).tier == Tier::kLeaf && t.node(l.to).tier == Tier::kSpine) {
+      out[t.node(l.from).name].push_back(l.payload_bytes);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ECMP hashing keeps each flow on one path", "[quick][ecmp]") {
+  for (int seed = 1; seed <= 5; ++seed) {
+    LoadOptions o;
+    o.overrides = {"seed=" + std::to_string(seed)};
+    const Ran r = run_text(kTree, o);
+    REQUIRE(r.result.status == RunStatus::kComplete);
+    const auto up = uplink_payload(r);
+    const int64_t sizes[4] = {4'000'000, 3'000'000, 2'000'000, 1'000'000};
+    for (int leaf = 0; leaf < 4; ++leaf) {
+      const auto& v = up.at("leaf" + std::to_string(leaf));
+      int used = 0;
+      for (int64_t b : v) {
+        if (b > 0) {
+          ++used;
+          CHECK(b == sizes[leaf]);  // the whole flow, on one uplink
+        }
+      }
+      CHECK(used == 1);
+    }
+  }
+}
+
+TEST_CASE("packet spraying spreads one flow over every equal-cost uplink", "[quick][ecmp]") {
+  LoadOptions o;
+  o.overrides = {"fabric.switch.ecmp.mode=spray", "fabric.nic.loss_recovery=selective_repeat"};
+  const Ran r = run_text(kTree, o);
+  REQUIRE(r.result.status == RunStatus::kComplete);
+  const auto up = uplink_payload(r);
+  const auto& v = up.at("leaf0");  // 4 MB = 977 packets over 4 uplinks
+  int64_t total = 0;
+  for (int64_t b : v) {
+    total += b;
+    // Each uplink gets a quarter, within 5 binomial standard deviations.
+    const double n = 4e6 / 4096, p = 0.25;
+    CHECK(std::abs(static_cast<double>(b) / 4096 - n * p) < 5 * std::sqrt(n * p * (1 - p)) + 1);
+  }
+  CHECK(total == 4'000'000);
+}
