@@ -52,6 +52,10 @@ struct NicConfig {
   // Selective repeat: PSNs a requester may have outstanding beyond the
   // cumulative ACK, and the responder's reorder window (a power of two).
   uint32_t sr_window = 512;
+  // Selective repeat: a packet this many PSNs beyond a gap makes the
+  // responder NAK it (the gap is taken as a loss); a nearer one is
+  // acknowledged with SACK only (reordering tolerated). 1: NAK at once (IRN).
+  uint32_t sr_reorder_threshold = 8;
 
   // ---- receive queue (SEND needs a posted receive WQE) ----
   // Receive WQEs posted on each QP at the start.

@@ -90,7 +90,12 @@ void RdmaNic::on_request(PacketHandle p) {
             ReorderBuffer::Slot{p->message_id, p->created, p->payload_bytes, p->opcode, p->flags});
       }
     }
-    send_control(q, kAethNakSequenceError);
+    // A packet only a little ahead of the gap is more likely reordered (by
+    // spraying or adaptive routing) than the gap lost: acknowledge with the
+    // SACK bitmap, and NAK only once the gap is `sr_reorder_threshold`
+    // packets old (as TCP's duplicate-ACK threshold, RFC 5681).
+    send_control(q, static_cast<uint32_t>(d) >= cfg_.sr_reorder_threshold ? kAethNakSequenceError
+                                                                          : kAethAckUnlimited);
     return;
   }
 

@@ -16,24 +16,27 @@ Switch::Switch(Simulation& sim, std::string name, const SwitchConfig& cfg)
       pipeline_(this, sim, cfg.latency, EventClass::kDelivery, id()),
       watchdog_(this, EventClass::kTimer, id()) {}
 
-Bytes Switch::headroom_for(uint32_t port) const {
-  if (cfg_.pfc.headroom.count() > 0) return cfg_.pfc.headroom;
+Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay) {
+  if (cfg.pfc.headroom.count() > 0) return cfg.pfc.headroom;
   // The worst case of Cisco c11-542809 (REFERENCES.md §2.3), in bits:
   //   2 L R / v + D_resp + 8 (MTU_any + 20) + 8 (MTU_lossless + 20) + 8 (64 + 20)
   // with the cable's propagation delay for L / v, the neighbour's response
   // taken as this switch's own (both ends run the same model) and the largest
   // Ethernet frame for both MTUs. PHY delays are not modelled (zero).
-  const Link* l = this->port(port).link();
-  const double rate = static_cast<double>(l->rate().in_bps());
-  const double bits = 2 * l->delay().in_seconds() * rate +
-                      cfg_.pfc.response_delay.in_seconds() * rate +
-                      2 * 8.0 * (cfg_.max_frame + 20) + 8.0 * (64 + 20);
+  const double r = static_cast<double>(rate.in_bps());
+  const double bits = 2 * cable_delay.in_seconds() * r + cfg.pfc.response_delay.in_seconds() * r +
+                      2 * 8.0 * (cfg.max_frame + 20) + 8.0 * (64 + 20);
   const double bytes = std::ceil(bits / 8);
   // Buffer is charged in whole cells: a frame of at least 1 KB wastes at most
   // cell/1024 of itself; add that, and round up to a cell.
-  const double c = cfg_.cell <= 1 ? 1.0 : cfg_.cell;
+  const double c = cfg.cell <= 1 ? 1.0 : cfg.cell;
   const double charged = bytes * (1.0 + (c > 1 ? c / 1024.0 : 0.0));
   return Bytes(static_cast<int64_t>(std::ceil(charged / c) * c));
+}
+
+Bytes Switch::headroom_for(uint32_t port) const {
+  const Link* l = this->port(port).link();
+  return pfc_headroom(cfg_, l->rate(), l->delay());
 }
 
 bool Switch::red_mark(int64_t q) {

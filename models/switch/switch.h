@@ -74,6 +74,10 @@ struct DropEvent {
   uint32_t bytes;
 };
 
+// Headroom of one lossless ingress queue on a port with this cable
+// (`pfc.headroom`, or the worst-case formula when that is 0).
+Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay);
+
 class Switch : public Node {
  public:
   Switch(Simulation& sim, std::string name, const SwitchConfig& cfg);

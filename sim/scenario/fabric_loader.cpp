@@ -205,6 +205,11 @@ void read_fabric(JsonReader r, FabricConfig& f) {
   read_nic(r.object("nic"), f.nic);
   read_switch(r.object("switch"), f.sw);
   f.sw.max_frame = f.ethernet_mtu;
+  if (f.nic.sr_reorder_threshold == 0) {
+    // Per-packet spraying and adaptive routing reorder by whole queues:
+    // tolerate reordering across the window and recover losses by timeout.
+    f.nic.sr_reorder_threshold = f.sw.ecmp == EcmpMode::kHash ? 8 : f.nic.sr_window - 1;
+  }
   r.finish();
   // The largest packet (a WRITE's first, with its RETH) must fit in a frame.
   const RoceV2Format format(f.ip, f.vlan);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "models/switch/switch.h"
 #include "sim/hash.h"
 #include "sim/scenario/json_reader.h"
 #include "sim/scenario/loader_parts.h"
@@ -40,6 +41,29 @@ json parse_json(const std::string& text, const std::string& where) {
     if (cut != std::string::npos) what = what.substr(cut);
     throw ScenarioError(where + ":" + std::to_string(line) + ":" + std::to_string(col) +
                         ": invalid JSON: " + what);
+  }
+}
+
+// Every switch's buffer must hold its reserves and headroom (the MMU would
+// refuse it at set-up; say so at load, naming the switch).
+void check_switch_buffers(const Scenario& sc) {
+  const SwitchConfig& c = sc.fabric.sw;
+  int lossless = 0;
+  for (uint8_t p = 0; p < 8; ++p) lossless += c.lossless(p) ? 1 : 0;
+  for (uint32_t id = 0; id < sc.topology.nodes().size(); ++id) {
+    const TopoNode& n = sc.topology.node(id);
+    if (n.kind != NodeKind::kSwitch) continue;
+    int64_t need = c.reserve.count() * 8 * n.num_ports;
+    for (const auto& adj : sc.topology.adjacency()[id]) {
+      const TopoLink& l = sc.topology.links()[adj.link];
+      need += pfc_headroom(c, l.rate, l.delay).count() * lossless;
+    }
+    if (need > c.buffer.count()) {
+      throw ScenarioError("fabric.switch.buffer: " + std::to_string(c.buffer.count()) +
+                          " bytes are fewer than the reserves and headroom of \"" + n.name +
+                          "\" (" + std::to_string(need) +
+                          " bytes) (expected a larger buffer, or smaller reserve or headroom)");
+    }
   }
 }
 
@@ -95,6 +119,7 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
   }
   top.finish();
 
+  check_switch_buffers(sc);
   sc.routes = compute_routes(sc.topology, sc.static_routes);
   if (sc.routes.unreachable()) {
     const auto [a, b] = *sc.routes.unreachable();

@@ -31,6 +31,16 @@ void read_nic(JsonReader r, NicConfig& nic) {
            "a power of two from 64 to 65536");
   }
   nic.sr_window = static_cast<uint32_t>(window);
+  // "auto" (0 here) is settled by read_fabric once the switch's ECMP mode is
+  // known: 8 with per-flow hashing, the whole window with spraying.
+  if (const nlohmann::json* t = r.raw("sr_reorder_threshold");
+      t != nullptr && !(t->is_string() && *t == "auto")) {
+    nic.sr_reorder_threshold =
+        static_cast<uint32_t>(r.integer("sr_reorder_threshold", std::nullopt, 1, window - 1));
+  } else {
+    nic.sr_reorder_threshold = 0;
+    r.resolve("sr_reorder_threshold", "auto");
+  }
 
   nic.receive_queue_depth = r.integer("receive_queue_depth", int64_t{1} << 30, 0, int64_t{1} << 40);
   nic.receive_replenish = r.time("receive_replenish", Time::zero());

@@ -12,6 +12,7 @@
 #include "models/switch/switch.h"
 #include "models/traffic/flow_generator.h"
 #include "sim/cable.h"
+#include "sim/scenario/fault_injector.h"
 
 namespace rdmasim {
 
@@ -95,6 +96,13 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   QueueSampler* sampler = nullptr;
   if (!sc.output.queue_interval.is_infinite() && !switches.empty()) {
     sampler = &sim.add<QueueSampler>("queue_sampler", const_switches, sc.output.queue_interval);
+  }
+  if (!sc.faults.empty()) {
+    std::vector<Switch*> by_node(topo.nodes().size(), nullptr);
+    for (uint32_t id = 0; id < topo.nodes().size(); ++id) {
+      if (topo.node(id).kind == NodeKind::kSwitch) by_node[id] = static_cast<Switch*>(nodes[id]);
+    }
+    sim.add<FaultInjector>("faults", sc, cables, std::move(by_node), nics);
   }
   LinkSampler* link_sampler = nullptr;
   if (!sc.output.link_interval.is_infinite()) {

@@ -78,7 +78,9 @@ TEST_CASE("go-back-N: one lost packet is NAKed once and the requester resends fr
 }
 
 TEST_CASE("selective repeat: one lost packet is resent alone", "[quick][nic][loss]") {
-  Chain c(with(LossRecovery::kSelectiveRepeat));
+  NicConfig irn = with(LossRecovery::kSelectiveRepeat);
+  irn.sr_reorder_threshold = 1;  // IRN: NAK the first out-of-order packet
+  Chain c(irn);
   c.m.drop = drop_first({10});
   c.sim.setup();
   c.a.post(c.qa, WorkRequest{1, Verb::kWrite, 64 * 4096});

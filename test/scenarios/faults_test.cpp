@@ -1,0 +1,104 @@
+// Faults: links going down and coming back, rerouting after reconvergence,
+// QPs ending in error when a destination stays unreachable, PFC storms and
+// the watchdog that contains them.
+#include "test/support/catch_units.h"
+#include "test/support/run_helpers.h"
+
+using namespace rdmasim;
+using namespace rdmasim::testing;
+
+namespace {
+
+const char* kTwoPaths = R"({
+  "fabric": {"link": {"rate": "100Gbps", "delay": "1us"}, "nic": {"retransmit_timeout": "200us"}},
+  "topology": {"kind": "fat_tree", "leaves": 2, "spines": 2, "hosts_per_leaf": 2,
+               "reconvergence_delay": "500us"},
+  "traffic": [{"kind": "flow", "src": "leaf0.h0", "dst": "leaf1.h0", "size": "20MB"}]
+})";
+
+int64_t payload_into(const Ran& r, const std::string& host) {
+  int64_t b = 0;
+  for (const LinkResult& l : r.result.links) {
+    if (r.scenario.topology.node(l.to).name == host) b += l.payload_bytes;
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("a failed uplink: routes reconverge to the other spine and the flow completes",
+          "[faults]") {
+  // Take down whichever uplink the flow hashes to (both, in two runs).
+  for (const char* spine : {"spine0", "spine1"}) {
+    LoadOptions o;
+    o.overrides = {std::string(R"(faults=[{"kind":"link_down","a":"leaf0","b":")") + spine +
+                   R"(","at":"300us"}])"};
+    const Ran r = run_text(kTwoPaths, o);
+    INFO(spine);
+    REQUIRE(r.result.status == RunStatus::kComplete);
+    CHECK(payload_into(r, "leaf1.h0") >= 20'000'000);
+    // 20 MB at 100G take 1.63 ms of wire time; losing traffic for at most the
+    // reconvergence delay and a few timeouts keeps the flow under 5 ms.
+    CHECK(r.result.flows[0].fct() < Time::ms(5));
+  }
+}
+
+TEST_CASE("both uplinks down for a while: the flow waits, then recovers", "[faults]") {
+  LoadOptions o;
+  o.overrides = {
+      R"(faults=[{"kind":"link_down","a":"leaf0","b":"spine0","at":"300us","until":"10ms"},)"
+      R"({"kind":"link_down","a":"leaf0","b":"spine1","at":"300us","until":"10ms"}])"};
+  const Ran r = run_text(kTwoPaths, o);
+  REQUIRE(r.result.status == RunStatus::kComplete);
+  CHECK(r.result.link_lost_down > 0);
+  CHECK(r.result.retransmissions > 0);
+  CHECK(r.result.flows[0].finish > Time::ms(10));
+  CHECK(payload_into(r, "leaf1.h0") >= 20'000'000);
+}
+
+TEST_CASE("a destination that stays unreachable ends the QP in error", "[faults]") {
+  // retry_cnt 2 with a 100 us timeout doubling each time: the QP gives up
+  // 100 + 200 + 400 = 700 us after the first unanswered packet was sent.
+  LoadOptions o;
+  o.overrides = {"fabric.nic.retransmit_timeout=\"100us\"", "fabric.nic.retry_cnt=2",
+                 R"(faults=[{"kind":"node_down","node":"leaf1","at":"100us"}])"};
+  const Ran r = run_text(kTwoPaths, o);
+  CHECK(r.result.status == RunStatus::kQpError);
+  CHECK(exit_code(r.result.status) == 4);
+  CHECK(r.result.flows[0].failed);
+  CHECK(r.result.sim_time < Time::ms(2));
+}
+
+TEST_CASE("a PFC storm spreads by head-of-line blocking; the watchdog contains it", "[faults]") {
+  // h1 storms from 100 us. h0 sends to h1 (stuck behind the storm) and to h3
+  // (innocent, but from the same ingress port); h2 sends to h3 (untouched).
+  const char* json = R"({
+    "fabric": {"link": {"rate": "100Gbps", "delay": "1us"},
+               "switch": {"pfc": {"threshold": "static", "xoff": "100KB", "xon": "80KB"}}},
+    "topology": {"kind": "star", "hosts": 4},
+    "traffic": [{"kind": "flow", "src": "h0", "dst": "h1", "size": "20MB"},
+                {"kind": "flow", "src": "h0", "dst": "h3", "size": "20MB"},
+                {"kind": "flow", "src": "h2", "dst": "h3", "size": "20MB"}],
+    "faults": [{"kind": "pfc_storm", "host": "h1", "priority": 3, "at": "100us"}],
+    "stop": {"time": "30ms"}
+  })";
+  SECTION("without a watchdog the storm holds back h0's other flow") {
+    const Ran r = run_text(json);
+    CHECK(r.result.status == RunStatus::kTimeLimit);
+    CHECK_FALSE(r.result.flows[0].done);
+    CHECK_FALSE(r.result.flows[1].done);  // the innocent flow from the same host
+    CHECK(r.result.flows[2].done);        // a flow not behind the storm
+  }
+  SECTION("with a watchdog the stormed queue is drained and the innocent flow finishes") {
+    LoadOptions o;
+    o.overrides = {R"(fabric.switch.watchdog={"enabled":true,"timeout":"1ms","restore":"100ms"})"};
+    const Ran r = run_text(json, o);
+    CHECK(r.result.flows[1].done);
+    CHECK(r.result.flows[2].done);
+    uint64_t watchdog_drops = 0;
+    for (const auto& [reason, n] : r.result.switch_drops) {
+      if (reason == "watchdog") watchdog_drops = n;
+    }
+    CHECK(watchdog_drops > 0);
+  }
+}
