@@ -93,7 +93,11 @@ class QueuePair {
   uint64_t post_seq() const { return post_seq_; }  // end of the last posted WQE's range
 
   // Sequence state, driven by the NIC.
-  uint64_t una = 0;           // oldest PSN not known to be done
+  uint64_t una = 0;  // oldest PSN not known to be done
+  // Rate limiter (per-QP pacing; the hook congestion control sets): 0 means
+  // line rate. The QP may start its next packet at `next_send`.
+  BitRate rate;
+  Time next_send;
   uint64_t next_seq = 0;      // next PSN to send (go-back-N rewinds it)
   uint64_t snd_max = 0;       // one past the highest PSN ever sent
   size_t send_index = 0;      // index of the WQE holding next_seq

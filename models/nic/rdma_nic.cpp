@@ -101,10 +101,20 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
     if (ps.pause.paused(cfg_.data_priority, now)) {
       blocked_until = std::min(blocked_until, ps.pause.paused_until(cfg_.data_priority));
     } else {
-      while (!ps.active.empty()) {
+      // Paced QPs not yet due go round again; if none could send, pull when
+      // the first of them is due.
+      size_t paced = 0;
+      Time next_due = Time::infinite();
+      while (!ps.active.empty() && paced < ps.active.size()) {
         const uint32_t qpn = ps.active.pop_front();
         QpSlot& s = slot(qpn);
         QueuePair& q = s.qp;
+        if (q.next_send > now) {
+          next_due = std::min(next_due, q.next_send);
+          ps.active.push_back(qpn);
+          ++paced;
+          continue;
+        }
         PacketHandle p;
         // A QP that both answers READs and sends requests alternates.
         const bool responses = !q.read_jobs.empty();
@@ -119,6 +129,9 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
           s.active = false;
           continue;
         }
+        if (q.rate.in_bps() > 0) {
+          q.next_send = std::max(q.next_send, now) + Bytes(p->wire_bytes) / q.rate;
+        }
         if (!q.read_jobs.empty() || can_send(q)) {
           ps.active.push_back(qpn);
         } else {
@@ -126,6 +139,7 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
         }
         return p;
       }
+      if (!next_due.is_infinite()) blocked_until = std::min(blocked_until, next_due);
     }
   }
   // Something waits for a pause to end: pull again then.

@@ -111,6 +111,9 @@ class RdmaNic : public Node {
   // as a NIC with a stalled receive pipeline does (a "PFC storm"); at
   // `until` it sends a resume unless its receive buffer still needs the pause.
   void start_pfc_storm(uint8_t priority, Time until);
+  // Paces QP `qpn` to `rate` (0: line rate): each packet may start only
+  // wire bytes / rate after the previous one. Congestion control sets it.
+  void set_qp_rate(uint32_t qpn, BitRate rate) { qp(qpn).rate = rate; }
 
   void setup() override;
   void receive(uint32_t port, PacketHandle p) override;

@@ -11,7 +11,8 @@ namespace rdmasim {
 Switch::Switch(Simulation& sim, std::string name, const SwitchConfig& cfg)
     : Node(sim, std::move(name)),
       cfg_(cfg),
-      ecmp_seed_(sim.rng_stream(this->name() + ".ecmp").next_u64()),
+      ecmp_seed_(
+          sim.rng_stream(cfg.per_switch_hash_seed ? this->name() + ".ecmp" : "ecmp").next_u64()),
       rng_(sim.rng_stream(this->name())),
       pipeline_(this, sim, cfg.latency, EventClass::kDelivery, id()),
       watchdog_(this, EventClass::kTimer, id()) {}
@@ -150,6 +151,10 @@ void Switch::receive(uint32_t port, PacketHandle p) {
     return;
   }
   const auto out_port = static_cast<uint32_t>(egress);
+  if (route_probe.attached() && (p->flags & kFlagFirst) != 0 && (p->flags & kFlagRetransmit) == 0 &&
+      p->kind == PacketKind::kData) {
+    route_probe.emit(*p, out_port);
+  }
   uint8_t out_prio = in_prio;
   for (const PriorityRewrite& r : rewrites_) {
     if (r.from != in_prio) continue;

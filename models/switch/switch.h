@@ -112,6 +112,9 @@ class Switch : public Node {
   // Every ECN decision on an ECN-capable packet: the queue length it saw
   // (bytes, this packet excluded) and whether it was marked.
   Probe<int64_t, bool> ecn_probe;
+  // The egress port chosen for the first packet of every message (not its
+  // retransmissions): enough to know every flow's path.
+  Probe<const Packet&, uint32_t> route_probe;
 
  private:
   struct Port;

@@ -85,6 +85,10 @@ struct SwitchConfig {
   // Include the BTH destination QP in the ECMP hash (spreads the QPs of one
   // host pair, as NVIDIA Spectrum can).
   bool hash_dest_qp = false;
+  // Every switch salts its ECMP hash with its own seed (true), or all use the
+  // same hash (false), which reproduces hash polarisation: a flow's choice at
+  // one tier predicts its choice at the next.
+  bool per_switch_hash_seed = true;
 
   // ---- classification (trust map) ----
   Trust trust = Trust::kDscp;

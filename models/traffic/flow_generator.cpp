@@ -27,6 +27,13 @@ FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<Flow
     const auto sport = static_cast<uint32_t>(mix64((uint64_t{f.src} << 32) | qs) & 0xFFFF);
     src.connect_qp(qs, f.dst, qd, sport);
     dst.connect_qp(qd, f.src, qs, sport);
+    // Pace the side that sends the data: the requester, or for a READ the
+    // responder.
+    if (f.op == Verb::kRead) {
+      dst.set_qp_rate(qd, f.rate);
+    } else {
+      src.set_qp_rate(qs, f.rate);
+    }
     qpn_[i] = qs;
     dqpn_[i] = qd;
     records_[i].id = i;

@@ -31,6 +31,7 @@ struct FlowSpec {
   int64_t bytes = 0;
   Time start;
   Verb op = Verb::kWrite;
+  BitRate rate;  // pace the flow's QP to this rate; 0: line rate
 };
 
 struct FlowRecord {
@@ -51,6 +52,12 @@ class FlowGenerator : public Component, public CompletionHandler {
 
   const std::vector<FlowSpec>& flows() const { return flows_; }
   const std::vector<FlowRecord>& records() const { return records_; }
+  // The QP that sends flow i's data: (host, QPN) — the requester's, or for a
+  // READ the responder's.
+  std::pair<uint32_t, uint32_t> data_qp(uint32_t i) const {
+    return flows_[i].op == Verb::kRead ? std::make_pair(flows_[i].dst, dqpn_[i])
+                                       : std::make_pair(flows_[i].src, qpn_[i]);
+  }
   // Start of transmission of flow i's first packet, once it has one.
   std::optional<Time> first_tx(uint32_t i) const;
   // Packets flow i's QP pair sent again (requester retransmissions and

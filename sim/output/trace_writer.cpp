@@ -130,6 +130,10 @@ struct LinkSampleRow {
   int64_t wire_bytes, payload_bytes;  // cumulative
 };
 
+struct PathRow {
+  uint32_t flow, hop, row;  // row: the /links row (direction) of hop `hop`
+};
+
 struct DeadlockRow {
   uint32_t node, port;
   uint8_t priority;
@@ -354,6 +358,18 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     RDMASIM_FIELD(t, LinkSampleRow, wire_bytes, H5T_NATIVE_INT64);
     RDMASIM_FIELD(t, LinkSampleRow, payload_bytes, H5T_NATIVE_INT64);
     t.write(file, "link_samples", rows, dcpl);
+  }
+
+  if (sc.output.flow_paths) {
+    std::vector<PathRow> rows;
+    for (const FlowResult& f : r.flows) {
+      for (uint32_t h = 0; h < f.path.size(); ++h) rows.push_back(PathRow{f.id, h, f.path[h]});
+    }
+    Table<PathRow> t;
+    RDMASIM_FIELD(t, PathRow, flow, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, PathRow, hop, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, PathRow, row, H5T_NATIVE_UINT32);
+    t.write(file, "flow_paths", rows, dcpl);
   }
 
   if (r.deadlock.detected) {

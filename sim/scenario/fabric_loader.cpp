@@ -165,6 +165,7 @@ void read_switch(JsonReader r, SwitchConfig& s) {
         {{"hash", EcmpMode::kHash}, {"spray", EcmpMode::kSpray}, {"adaptive", EcmpMode::kAdaptive}},
         EcmpMode::kHash);
     s.hash_dest_qp = ecmp.boolean("hash_dest_qp", false);
+    s.per_switch_hash_seed = ecmp.boolean("per_switch_seed", true);
     ecmp.finish();
   }
   {
@@ -205,6 +206,11 @@ void read_fabric(JsonReader r, FabricConfig& f) {
   read_nic(r.object("nic"), f.nic);
   read_switch(r.object("switch"), f.sw);
   f.sw.max_frame = f.ethernet_mtu;
+  if (f.sw.trust == Trust::kPcp && !f.vlan) {
+    throw ScenarioError(
+        "fabric.switch.trust: \"pcp\" needs frames with an 802.1Q tag (expected fabric.roce.vlan "
+        "true, or trust \"dscp\")");
+  }
   if (f.nic.sr_reorder_threshold == 0) {
     // Per-packet spraying and adaptive routing reorder by whole queues:
     // tolerate reordering across the window and recover losses by timeout.

@@ -109,6 +109,7 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
     }
     sc.output.pfc_events = out.boolean("pfc_events", true);
     sc.output.drop_events = out.boolean("drop_events", true);
+    sc.output.flow_paths = out.boolean("flow_paths", true);
     out.finish();
   }
   {

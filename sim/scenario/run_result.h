@@ -39,7 +39,10 @@ struct FlowResult {
   Time finish;    // requester completion (if done)
   bool started = false;
   bool done = false;
-  bool failed = false;           // its QP entered the error state
+  bool failed = false;  // its QP entered the error state
+  // The links its data took: /links rows (directions), host to host. Empty
+  // if not recorded (output.flow_paths) or never sent.
+  std::vector<uint32_t> path;
   std::string error;             // then the completion status, e.g. "retry_exceeded"
   uint64_t retransmissions = 0;  // packets its QP pair sent again
   Time fct() const { return finish - first_tx; }

@@ -4,6 +4,7 @@
 
 #include <cassert>
 #include <chrono>
+#include <map>
 #include <stdexcept>
 
 #include "models/nic/rdma_nic.h"
@@ -104,6 +105,23 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     }
     sim.add<FaultInjector>("faults", sc, cables, std::move(by_node), nics);
   }
+  // Flow paths: the first data packet of each flow reports each switch's
+  // choice; the host's own first hop is its QP's port.
+  auto link_row = [&topo](uint32_t node, uint32_t port) {
+    const uint32_t k = topo.adjacency()[node][port].link;
+    return topo.links()[k].a == node ? 2 * k : 2 * k + 1;
+  };
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> flow_of_qp;
+  std::vector<std::vector<uint32_t>> paths(sc.flows.size());
+  if (sc.output.flow_paths) {
+    for (uint32_t i = 0; i < sc.flows.size(); ++i) flow_of_qp[traffic.data_qp(i)] = i;
+    for (Switch* s : switches) {
+      s->route_probe.attach([&, node = s->id()](const Packet& p, uint32_t port) {
+        auto it = flow_of_qp.find({p.src, p.src_qpn});
+        if (it != flow_of_qp.end()) paths[it->second].push_back(link_row(node, port));
+      });
+    }
+  }
   LinkSampler* link_sampler = nullptr;
   if (!sc.output.link_interval.is_infinite()) {
     std::vector<const Link*> links;
@@ -201,6 +219,16 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
 
   for (uint32_t i = 0; i < sc.flows.size(); ++i) {
     const FlowSpec& f = sc.flows[i];
+    if (sc.output.flow_paths) {
+      const auto [host, qpn] = traffic.data_qp(i);
+      const uint32_t port = nics[host]->qp(qpn).port();
+      // Only flows whose first packet crossed a switch, or hosts cabled
+      // directly (no switch to report): the host's hop starts the path.
+      if (!paths[i].empty() ||
+          topo.node(topo.adjacency()[topo.hosts()[host]][port].neighbor).kind == NodeKind::kHost) {
+        paths[i].insert(paths[i].begin(), link_row(topo.hosts()[host], port));
+      }
+    }
     const FlowRecord& rec = traffic.records()[i];
     FlowResult fr;
     fr.id = i;
@@ -218,7 +246,8 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     fr.failed = rec.failed;
     if (rec.failed) fr.error = to_string(rec.status);
     fr.retransmissions = traffic.retransmissions(i);
-    r.flows.push_back(fr);
+    fr.path = std::move(paths[i]);
+    r.flows.push_back(std::move(fr));
   }
 
   r.wall.seconds =

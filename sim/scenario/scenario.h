@@ -36,6 +36,7 @@ struct OutputConfig {
   Time link_interval = Time::infinite();   // sample link counters this often; infinite: off
   bool pfc_events = true;
   bool drop_events = true;
+  bool flow_paths = true;  // record the links each flow's data took
 };
 
 enum class FaultKind : uint8_t { kLinkDown, kNodeDown, kBitErrors, kPfcStorm };

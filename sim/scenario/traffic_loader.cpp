@@ -230,6 +230,11 @@ std::vector<FlowSpec> read_flow(JsonReader& r, const Topology& t) {
   f.start = r.time("start", Time::zero());
   f.op = read_op(r);
   f.name = r.string("name", std::string());
+  if (r.has("rate")) {
+    f.rate = r.rate("rate", std::nullopt);
+  } else {
+    r.raw("rate");
+  }
   r.finish();
   return {std::move(f)};
 }

@@ -122,3 +122,21 @@ TEST_CASE("cut-through forwarding saves the store-and-forward delay of the first
   const Time ack_saving = Bytes(86) / BitRate::gbps(100) - head;
   CHECK(sf.result.flows[0].fct() - cut.result.flows[0].fct() == (first - head) + ack_saving);
 }
+
+TEST_CASE("a paced flow starts each packet wire bytes / rate after the previous", "[quick][nic]") {
+  const Ran r = run_text(R"({
+    "fabric": {"link": {"rate": "100Gbps", "delay": "1us"}},
+    "topology": {"kind": "star", "hosts": 2},
+    "traffic": [{"kind": "flow", "src": "h0", "dst": "h1", "size": 10000000, "rate": "25Gbps"}]
+  })");
+  REQUIRE(r.result.status == RunStatus::kComplete);
+  // 2442 packets: 2441 of 4096 bytes (the first with a RETH) and one of 1664.
+  const int64_t last = 1664 + 82;
+  const int64_t total = write_wire_bytes(10'000'000, 4096);
+  const BitRate pace = BitRate::gbps(25), line = BitRate::gbps(100);
+  // The last packet starts after all the others at the paced rate; it is then
+  // serialized twice at line rate (host, switch), and the ACK comes back.
+  const Time expected = Bytes(total - last) / pace + (Bytes(last) / line) * 2 + Time::us(2) +
+                        (Bytes(kAckWire) / line + Time::us(1)) * 2;
+  CHECK(r.result.flows[0].fct().in_seconds() == Approx(expected.in_seconds()).epsilon(1e-6));
+}
