@@ -4,8 +4,10 @@
 //  1. A Packet is created only by PacketPool::make() and owned by exactly one
 //     PacketHandle at a time; ownership moves through Link::transmit and
 //     Node::receive. Destroying the handle returns the packet to its pool.
-//  2. The fields a switch reads on every hop (size, destination, priority,
-//     ECN, flow hash) sit in the first cache line; transport fields follow.
+//  2. Everything a link and a switch read or write on every hop (size,
+//     addresses, priority, ECN, flow hash, MMU accounting, cut-through
+//     timing) sits in the first cache line; transport fields, read only by
+//     the NICs at the ends, in the second.
 //     There are no virtual functions: the protocol is a tag (kind + header set)
 //     and the protocol fields are plain members.
 //  3. wire_bytes is computed once, from the header stack, when the packet is
@@ -66,27 +68,34 @@ struct alignas(64) Packet {
   uint8_t ingress_priority;  // the priority a switch charged its ingress queue with
   uint8_t reserved0;
   uint32_t accounted;  // bytes a switch MMU charged for it (released on departure)
-  uint64_t id;         // unique per simulation, in creation order
-  Time created;        // when the packet was built
-  // ---- transport fields ----
+  Time rx_end;         // cut-through: when the last bit reaches the current node
   uint32_t src_qpn;
-  uint32_t dst_qpn;           // BTH DestQP
-  uint32_t psn;               // BTH PSN (24 bits)
-  uint32_t msn;               // AETH MSN (24 bits)
-  uint64_t message_id;        // which message (WQE) this packet belongs to
-  uint16_t pfc_class_enable;  // PFC: bit p set = pause time p is valid
-  uint16_t pfc_quanta[8];     // PFC: pause time per priority, in quanta of 512 bit times
-  Time rx_end;                // cut-through: when the last bit reaches the current node
-  uint32_t retransmissions;   // how many times this PSN was sent before (transport)
-  uint32_t read_length;       // RETH DMA length on a READ request
-  uint64_t aux;               // transport-specific (e.g. SACK bitmap, READ request id)
-
-  // ---- pool linkage ----
+  uint32_t dst_qpn;  // BTH DestQP (some switches hash it)
+  // ---- cache line 1: transport fields, read at the ends ----
+  union {
+    uint64_t id;        // unique per simulation, in creation order (while in use)
+    Packet* next_free;  // the pool's free list (while free)
+  };
+  Time created;  // when the packet was built
   PacketPool* pool;
-  Packet* next_free;
+  union {
+    struct {                     // RoCE/IB transport
+      uint32_t psn;              // BTH PSN (24 bits)
+      uint32_t msn;              // AETH MSN (24 bits)
+      uint64_t message_id;       // which message (WQE) this packet belongs to
+      uint32_t retransmissions;  // how many times this PSN was sent before
+      uint32_t read_length;      // RETH DMA length on a READ request
+      uint64_t aux;              // transport-specific (e.g. SACK bitmap)
+    };
+    struct {                      // PFC frame
+      uint16_t pfc_class_enable;  // bit p set = pause time p is valid
+      uint16_t pfc_quanta[8];     // pause time per priority, in quanta of 512 bit times
+    };
+  };
 };
 
-static_assert(offsetof(Packet, id) <= 64, "hot fields must stay in the first cache line");
+static_assert(offsetof(Packet, id) == 64, "the fields read on every hop fill the first cache line");
+static_assert(sizeof(Packet) == 128, "a packet is two cache lines");
 
 // Move-only owner of a pooled packet.
 class PacketHandle {
