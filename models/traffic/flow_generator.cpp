@@ -14,29 +14,37 @@ FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<Flow
       nics_(nics),
       start_(this, EventClass::kTraffic, id()) {
   records_.resize(flows_.size());
-  qpn_.resize(flows_.size());
-  dqpn_.resize(flows_.size());
+  first_part_.resize(flows_.size());
+  parts_left_.resize(flows_.size());
   for (uint32_t i = 0; i < flows_.size(); ++i) {
     const FlowSpec& f = flows_[i];
     RdmaNic& src = *nics_[f.src];
     RdmaNic& dst = *nics_[f.dst];
-    const uint32_t qs = src.create_qp();
-    const uint32_t qd = dst.create_qp();
-    // RoCE v2 NICs derive the UDP source port from the QP: a 16-bit value
-    // that gives every QP its own ECMP entropy.
-    const auto sport = static_cast<uint32_t>(mix64((uint64_t{f.src} << 32) | qs) & 0xFFFF);
-    src.connect_qp(qs, f.dst, qd, sport);
-    dst.connect_qp(qd, f.src, qs, sport);
-    // Pace the side that sends the data: the requester, or for a READ the
-    // responder.
-    if (f.op == Verb::kRead) {
-      dst.set_qp_rate(qd, f.rate);
-    } else {
-      src.set_qp_rate(qs, f.rate);
-    }
-    qpn_[i] = qs;
-    dqpn_[i] = qd;
+    const uint32_t n = std::max<uint32_t>(1, f.qps);
+    first_part_[i] = static_cast<uint32_t>(parts_.size());
+    parts_left_[i] = n;
     records_[i].id = i;
+    records_[i].first_tx = Time::infinite();
+    for (uint32_t k = 0; k < n; ++k) {
+      const uint32_t qs = src.create_qp();
+      const uint32_t qd = dst.create_qp();
+      // RoCE v2 NICs derive the UDP source port from the QP: a 16-bit value
+      // that gives every QP its own ECMP entropy.
+      const auto sport = static_cast<uint32_t>(mix64((uint64_t{f.src} << 32) | qs) & 0xFFFF);
+      src.connect_qp(qs, f.dst, qd, sport);
+      dst.connect_qp(qd, f.src, qs, sport);
+      // Pace the side that sends the data (the requester, or for a READ the
+      // responder); the flow's rate is shared equally by its QPs.
+      const BitRate rate = BitRate::bps(f.rate.in_bps() / n);
+      if (f.op == Verb::kRead) {
+        dst.set_qp_rate(qd, rate);
+      } else {
+        src.set_qp_rate(qs, rate);
+      }
+      // Bytes split as evenly as they go: the first (bytes mod n) parts get one more.
+      const int64_t bytes = f.bytes / n + (static_cast<int64_t>(k) < f.bytes % n ? 1 : 0);
+      parts_.push_back(Part{i, qs, qd, bytes});
+    }
   }
   for (RdmaNic* nic : nics_) nic->set_completion_handler(this);
   order_.resize(flows_.size());
@@ -54,39 +62,50 @@ void FlowGenerator::on_start() {
   while (next_ < order_.size() && flows_[order_[next_]].start == now) {
     const uint32_t i = order_[next_++];
     const FlowSpec& f = flows_[i];
-    nics_[f.src]->post(qpn_[i], WorkRequest{i, f.op, f.bytes});
+    for (uint32_t k = first_part_[i]; k < first_part_[i] + std::max<uint32_t>(1, f.qps); ++k) {
+      nics_[f.src]->post(parts_[k].qs, WorkRequest{k, f.op, parts_[k].bytes});
+    }
   }
   if (next_ < order_.size()) sim().schedule(start_, flows_[order_[next_]].start);
 }
 
 std::optional<Time> FlowGenerator::first_tx(uint32_t i) const {
-  const FlowRecord& r = records_[i];
-  if (r.done || r.failed) {
-    if (r.first_tx == Time::infinite()) return std::nullopt;  // failed before it sent
-    return r.first_tx;
+  // The earliest first packet of its parts: recorded for completed parts,
+  // from the QP (its only WQE) for those still going.
+  Time t = records_[i].first_tx;
+  for (uint32_t k = first_part_[i]; k < first_part_[i] + std::max<uint32_t>(1, flows_[i].qps);
+       ++k) {
+    const QueuePair& q = nics_[flows_[i].src]->qp(parts_[k].qs);
+    if (!q.wqes().empty() && q.wqes().front().started) t = std::min(t, q.wqes().front().first_tx);
   }
-  // Still outstanding: its WQE, the only one on its QP, knows.
-  const QueuePair& q = nics_[flows_[i].src]->qp(qpn_[i]);
-  if (q.wqes().empty() || !q.wqes().front().started) return std::nullopt;
-  return q.wqes().front().first_tx;
+  if (t.is_infinite()) return std::nullopt;
+  return t;
 }
 
 uint64_t FlowGenerator::retransmissions(uint32_t i) const {
   const FlowSpec& f = flows_[i];
-  return nics_[f.src]->qp(qpn_[i]).retransmitted + nics_[f.dst]->qp(dqpn_[i]).retransmitted;
+  uint64_t n = 0;
+  for (uint32_t k = first_part_[i]; k < first_part_[i] + std::max<uint32_t>(1, f.qps); ++k) {
+    n +=
+        nics_[f.src]->qp(parts_[k].qs).retransmitted + nics_[f.dst]->qp(parts_[k].qd).retransmitted;
+  }
+  return n;
 }
 
 void FlowGenerator::on_send_completion(uint32_t /*host*/, const Completion& c) {
-  FlowRecord& r = records_[c.wr_id];
-  r.first_tx = c.started ? c.first_tx : Time::infinite();
-  r.finish = c.completed;
-  r.status = c.status;
-  if (c.status == WcStatus::kSuccess) {
+  const Part& part = parts_[c.wr_id];
+  FlowRecord& r = records_[part.flow];
+  if (c.started) r.first_tx = std::min(r.first_tx, c.first_tx);
+  r.finish = std::max(r.finish, c.completed);
+  if (c.status != WcStatus::kSuccess && !r.failed) {
+    // The first failure decides the flow.
+    r.failed = true;
+    r.status = c.status;
+    ++failed_;
+  }
+  if (--parts_left_[part.flow] == 0 && !r.failed) {
     r.done = true;
     ++completed_;
-  } else {
-    r.failed = true;
-    ++failed_;
   }
   if (completed_ + failed_ == flows_.size()) sim().request_stop();
 }

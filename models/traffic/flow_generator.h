@@ -31,7 +31,8 @@ struct FlowSpec {
   int64_t bytes = 0;
   Time start;
   Verb op = Verb::kWrite;
-  BitRate rate;  // pace the flow's QP to this rate; 0: line rate
+  BitRate rate;      // pace the flow to this rate (shared by its QPs); 0: line rate
+  uint32_t qps = 1;  // queue pairs the message is striped over (NCCL_IB_QPS_PER_CONNECTION)
 };
 
 struct FlowRecord {
@@ -54,9 +55,11 @@ class FlowGenerator : public Component, public CompletionHandler {
   const std::vector<FlowRecord>& records() const { return records_; }
   // The QP that sends flow i's data: (host, QPN) — the requester's, or for a
   // READ the responder's.
+  // (For a flow striped over several QPs: its first part's.)
   std::pair<uint32_t, uint32_t> data_qp(uint32_t i) const {
-    return flows_[i].op == Verb::kRead ? std::make_pair(flows_[i].dst, dqpn_[i])
-                                       : std::make_pair(flows_[i].src, qpn_[i]);
+    const Part& p = parts_[first_part_[i]];
+    return flows_[i].op == Verb::kRead ? std::make_pair(flows_[i].dst, p.qd)
+                                       : std::make_pair(flows_[i].src, p.qs);
   }
   // Start of transmission of flow i's first packet, once it has one.
   std::optional<Time> first_tx(uint32_t i) const;
@@ -75,10 +78,18 @@ class FlowGenerator : public Component, public CompletionHandler {
 
   std::vector<FlowSpec> flows_;
   std::vector<RdmaNic*> nics_;
-  std::vector<uint32_t> qpn_;    // requester QPN of each flow
-  std::vector<uint32_t> dqpn_;   // responder QPN of each flow
-  std::vector<uint32_t> order_;  // flow ids by (start, id)
-  size_t next_ = 0;              // next position in order_
+  // A flow is striped over `qps` parts, each its own QP pair and message;
+  // the work request id of a part is its index here.
+  struct Part {
+    uint32_t flow;
+    uint32_t qs, qd;  // requester and responder QPNs
+    int64_t bytes;
+  };
+  std::vector<Part> parts_;
+  std::vector<uint32_t> first_part_;  // per flow; its parts are contiguous
+  std::vector<uint32_t> parts_left_;  // per flow: parts not yet completed
+  std::vector<uint32_t> order_;       // flow ids by (start, id)
+  size_t next_ = 0;                   // next position in order_
   std::vector<FlowRecord> records_;
   size_t completed_ = 0;
   size_t failed_ = 0;

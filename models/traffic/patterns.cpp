@@ -26,6 +26,8 @@ FlowSpec make_flow(const FlowCommon& c, const std::string& suffix, uint32_t src,
   f.bytes = bytes;
   f.start = start;
   f.op = c.op;
+  f.rate = c.rate;
+  f.qps = c.qps;
   return f;
 }
 

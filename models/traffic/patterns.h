@@ -31,6 +31,8 @@ struct FlowCommon {
   std::string name;  // prefix of the flows' names, e.g. "incast[2]"
   Time start;        // the item's start time
   Verb op = Verb::kWrite;
+  BitRate rate;      // pacing of each flow; 0: line rate
+  uint32_t qps = 1;  // queue pairs each flow is striped over
 };
 
 // incast: every sender sends `bytes` to dst. Flow k is senders[k] -> dst,

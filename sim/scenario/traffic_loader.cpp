@@ -124,6 +124,12 @@ FlowCommon read_common(JsonReader& r, const std::string& default_name) {
   c.start = r.time("start", Time::zero());
   c.op = read_op(r);
   c.name = r.string("name", default_name);
+  if (r.has("rate")) {
+    c.rate = r.rate("rate", std::nullopt);
+  } else {
+    r.raw("rate");
+  }
+  c.qps = static_cast<uint32_t>(r.integer("qps", 1, 1, 256));
   return c;
 }
 
@@ -235,6 +241,7 @@ std::vector<FlowSpec> read_flow(JsonReader& r, const Topology& t) {
   } else {
     r.raw("rate");
   }
+  f.qps = static_cast<uint32_t>(r.integer("qps", 1, 1, 256));
   r.finish();
   return {std::move(f)};
 }

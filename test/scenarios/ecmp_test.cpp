@@ -131,3 +131,31 @@ TEST_CASE("one hash function in every switch polarises ECMP", "[ecmp]") {
   const Ran polarised = run_text(json, same);
   CHECK(core_links_used(polarised) < core_links_used(spread));
 }
+
+TEST_CASE("a flow striped over several QPs spreads over several paths", "[quick][ecmp]") {
+  // The same 8 MB flow on 1 QP takes one uplink; on 8 QPs (each with its own
+  // UDP source port) it is spread over the leaf's uplinks by per-flow ECMP,
+  // and completes when every part has.
+  LoadOptions one, eight;
+  one.overrides = {R"(traffic=[{"kind":"flow","src":"leaf0.h0","dst":"leaf4.h0","size":"8MB"}])"};
+  eight.overrides = {
+      R"(traffic=[{"kind":"flow","src":"leaf0.h0","dst":"leaf4.h0","size":"8MB","qps":8}])"};
+  const Ran r1 = run_text(kTree, one);
+  const Ran r8 = run_text(kTree, eight);
+  REQUIRE(r8.result.status == RunStatus::kComplete);
+  auto uplinks_used = [](const Ran& r) {
+    int n = 0;
+    int64_t total = 0;
+    const auto up = uplink_payload(r);
+    for (int64_t b : up.at("leaf0")) {
+      n += b > 0 ? 1 : 0;
+      total += b;
+    }
+    CHECK(total == 8'000'000);
+    return n;
+  };
+  CHECK(uplinks_used(r1) == 1);
+  CHECK(uplinks_used(r8) > 1);
+  CHECK(r8.result.flows.size() == 1);
+  CHECK(r8.result.flows[0].done);
+}

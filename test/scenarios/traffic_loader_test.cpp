@@ -87,7 +87,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   in.dst = 0;
   in.bytes = 1 << 20;
   in.jitter = Time::us(1);
-  in.common = {"incast[1]", Time::us(5), Verb::kSend};
+  in.common = {"incast[1]", Time::us(5), Verb::kSend, BitRate(), 1};
   RngStream r1(5, "traffic[1]");
   CHECK(same(slice(flows, at, 4), incast(in, r1)));
   at += 4;
@@ -95,7 +95,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   PermutationParams pr;
   pr.hosts = {0, 1, 2, 3, 4, 5, 6, 7};
   pr.bytes = 65536;
-  pr.common = {"permutation[2]", Time::zero(), Verb::kWrite};
+  pr.common = {"permutation[2]", Time::zero(), Verb::kWrite, BitRate(), 1};
   RngStream r2(5, "traffic[2]");
   CHECK(same(slice(flows, at, 8), permutation(pr, r2)));
   at += 8;
@@ -113,7 +113,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   aa.hosts = {0, 1, 2};
   aa.bytes = 4096;
   aa.stagger = Time::us(2);
-  aa.common = {"all_to_all[4]", Time::zero(), Verb::kWrite};
+  aa.common = {"all_to_all[4]", Time::zero(), Verb::kWrite, BitRate(), 1};
   CHECK(same(slice(flows, at, 6), all_to_all(aa)));
   at += 6;
 
@@ -125,7 +125,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   bg.sizes = &ws;
   bg.duration = Time::ms(1);
   bg.max_flows = 1'000'000;
-  bg.common = {"background[5]", Time::zero(), Verb::kWrite};
+  bg.common = {"background[5]", Time::zero(), Verb::kWrite, BitRate(), 1};
   RngStream r5(5, "traffic[5]");
   const auto expected = background(bg, r5);
   REQUIRE(flows.size() == at + expected.size());
@@ -224,9 +224,11 @@ TEST_CASE("the resolved scenario holds every traffic default and the CDF that ra
     {"kind": "background", "load": 0.25, "cdf": "fb_hadoop", "duration": "10us"})"));
   const json r = json::parse(sc.resolved_json)["traffic"];
   CHECK(r[0] == json::parse(R"({"kind": "incast", "senders": "all", "dst": "h0",
-      "size": "1MiB", "start": "0s", "op": "write", "name": "incast[0]", "jitter": "0s"})"));
+      "size": "1MiB", "start": "0s", "op": "write", "name": "incast[0]", "jitter": "0s",
+      "qps": 1})"));
   CHECK(r[1] == json::parse(R"({"kind": "permutation", "hosts": ["h1", "h2"], "pattern": "random",
-      "across": "none", "size": 1, "start": "0s", "op": "write", "name": "permutation[1]"})"));
+      "across": "none", "size": 1, "start": "0s", "op": "write", "name": "permutation[1]",
+      "qps": 1})"));
   CHECK(r[2]["cdf"] == json::parse("[[0, 0.0], [1000, 50.0], [5000, 100.0]]"));
   CHECK(r[2]["max_flows"] == 1000000);
   CHECK(r[2]["hosts"] == "all");

@@ -38,7 +38,7 @@ BackgroundParams params(const FlowSizeCdf& sizes, uint32_t n, double load, Time 
   p.sizes = &sizes;
   p.duration = duration;
   p.max_flows = 10'000'000;
-  p.common = {"background[0]", Time::us(100), Verb::kWrite};
+  p.common = {"background[0]", Time::us(100), Verb::kWrite, BitRate(), 1};
   return p;
 }
 
