@@ -130,6 +130,15 @@ struct LinkSampleRow {
   int64_t wire_bytes, payload_bytes;  // cumulative
 };
 
+struct QueueTotalsRow {
+  uint32_t node, port;
+  uint8_t priority;
+  uint64_t enqueued, ecn_marked;
+  int64_t peak_bytes;
+  uint64_t drop_headroom, drop_buffer, drop_egress_limit, drop_watchdog;
+  uint64_t watchdog_triggers;
+};
+
 struct PathRow {
   uint32_t flow, hop, row;  // row: the /links row (direction) of hop `hop`
 };
@@ -358,6 +367,40 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     RDMASIM_FIELD(t, LinkSampleRow, wire_bytes, H5T_NATIVE_INT64);
     RDMASIM_FIELD(t, LinkSampleRow, payload_bytes, H5T_NATIVE_INT64);
     t.write(file, "link_samples", rows, dcpl);
+  }
+
+  {
+    std::vector<QueueTotalsRow> rows(r.queue_totals.size());
+    std::memset(rows.data(), 0, rows.size() * sizeof(QueueTotalsRow));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto& q = r.queue_totals[i];
+      const auto& c = q.counters;
+      auto drops = [&](DropReason why) { return c.drops[static_cast<size_t>(why)]; };
+      rows[i] = QueueTotalsRow{q.node,
+                               q.port,
+                               q.priority,
+                               c.enqueued,
+                               c.ecn_marked,
+                               c.peak_bytes,
+                               drops(DropReason::kHeadroom),
+                               drops(DropReason::kBuffer),
+                               drops(DropReason::kEgressLimit),
+                               drops(DropReason::kWatchdog),
+                               c.watchdog_triggers};
+    }
+    Table<QueueTotalsRow> t;
+    RDMASIM_FIELD(t, QueueTotalsRow, node, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, QueueTotalsRow, port, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, QueueTotalsRow, priority, H5T_NATIVE_UINT8);
+    RDMASIM_FIELD(t, QueueTotalsRow, enqueued, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, QueueTotalsRow, ecn_marked, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, QueueTotalsRow, peak_bytes, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, QueueTotalsRow, drop_headroom, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, QueueTotalsRow, drop_buffer, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, QueueTotalsRow, drop_egress_limit, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, QueueTotalsRow, drop_watchdog, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, QueueTotalsRow, watchdog_triggers, H5T_NATIVE_UINT64);
+    t.write(file, "queue_totals", rows, dcpl);
   }
 
   if (sc.output.flow_paths) {

@@ -100,6 +100,13 @@ struct RunResult {
   std::vector<PfcEvent> pfc_events;
   std::vector<DropEvent> drop_events;
   std::vector<QueueSample> queue_samples;
+  // Per switch egress queue that saw any packet: its counters.
+  struct QueueTotals {
+    uint32_t node, port;
+    uint8_t priority;
+    QueueCounters counters;
+  };
+  std::vector<QueueTotals> queue_totals;
   std::vector<LinkSample> link_samples;  // link index as in `links`
 
   struct Deadlock {

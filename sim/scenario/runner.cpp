@@ -181,6 +181,16 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     r.switch_drops.emplace_back(to_string(static_cast<DropReason>(reason)), n);
   }
   for (const Switch* s : switches) {
+    for (uint32_t p = 0; p < s->num_ports(); ++p) {
+      for (uint8_t q = 0; q < 8; ++q) {
+        const QueueCounters& c = s->queue_counters(p, q);
+        uint64_t drops = 0;
+        for (uint64_t d : c.drops) drops += d;
+        if (c.enqueued > 0 || drops > 0) r.queue_totals.push_back({s->id(), p, q, c});
+      }
+    }
+  }
+  for (const Switch* s : switches) {
     r.drops_no_route += s->counters().dropped_no_route;
     r.pfc_frames_sent += s->counters().pfc_sent;
     r.ecn_marked += s->counters().ecn_marked;
