@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Run a scenario over a grid of --set overrides, in parallel, and gather
+every run's summary into one CSV.
+
+    tools/sweep.py scenarios/incast.json \\
+        --grid fabric.link.rate=100Gbps,400Gbps \\
+        --grid 'traffic[0].size="1MiB","8MiB"' \\
+        --seeds 1,2,3 --jobs 2 --out results/incast-sweep
+
+Each combination runs as `rdmasim run FILE --set ... --seed S --out
+OUT/<run-name> --quiet`. The CSV (OUT/summary.csv) has one row per run: the
+swept values, then status, simulated time, events, packet-hops, drops, PFC
+frames, ECN marks, flow counts, FCT statistics and aggregate goodput. A run
+that fails to start (bad input) stops the sweep with its error; a run that
+ends with a non-zero status is recorded with that status.
+Standard library only; works with any python3.
+"""
+
+import argparse
+import concurrent.futures
+import csv
+import itertools
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def parse_grid(spec):
+    """'a.b=1,2,3' -> ('a.b', ['1','2','3']). Values may be JSON with commas
+    inside quotes or brackets; split on top-level commas only."""
+    if "=" not in spec:
+        raise SystemExit(f"sweep: --grid {spec!r}: expected PATH=V1,V2,...")
+    path, values = spec.split("=", 1)
+    out, depth, cur, quoted = [], 0, "", False
+    for ch in values:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in "[{":
+            depth += 1
+        elif not quoted and ch in "]}":
+            depth -= 1
+        if ch == "," and depth == 0 and not quoted:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return path, out
+
+
+def plain(value):
+    """A swept value as the CSV shows it: a JSON string without its quotes."""
+    try:
+        v = json.loads(value)
+        return v if isinstance(v, str) else value
+    except ValueError:
+        return value
+
+
+def run_name(assignment, seed):
+    text = "_".join(f"{p.split('.')[-1]}={v}" for p, v in assignment) + f"_seed={seed}"
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "", text)[:120]
+
+
+def row_of(summary):
+    flows = summary.get("flows", {})
+    fct = flows.get("fct_ps", {})
+    return {
+        "status": summary.get("status"),
+        "sim_time_ps": summary.get("sim_time_ps"),
+        "events": summary.get("events"),
+        "packet_hops": summary.get("packet_hops"),
+        "drops": summary.get("drops", {}).get("total"),
+        "pfc_frames_sent": summary.get("pfc_frames_sent"),
+        "ecn_marked": summary.get("ecn_marked"),
+        "retransmissions": summary.get("retransmissions"),
+        "flows": flows.get("count"),
+        "flows_completed": flows.get("completed"),
+        "fct_mean_us": (fct.get("mean") or 0) / 1e6 if fct else None,
+        "fct_p99_us": (fct.get("p99") or 0) / 1e6 if fct else None,
+        "fct_max_us": (fct.get("max") or 0) / 1e6 if fct else None,
+        "aggregate_goodput_gbps": flows.get("aggregate_goodput_gbps"),
+        "wall_seconds": summary.get("run", {}).get("wall_seconds"),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Sweep a scenario over --set values; gather summaries into a CSV.")
+    ap.add_argument("scenario")
+    ap.add_argument("--grid", action="append", default=[], help="PATH=V1,V2,... (repeatable; the grid is their product)")
+    ap.add_argument("--set", action="append", default=[], help="a fixed override for every run")
+    ap.add_argument("--seeds", default="", help="comma-separated seeds (default: the scenario's)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--out", required=True, help="folder for the runs and summary.csv")
+    ap.add_argument("--binary", default=str(ROOT / "build" / "sim" / "cli" / "rdmasim"))
+    args = ap.parse_args()
+
+    if not pathlib.Path(args.binary).exists():
+        raise SystemExit(f"sweep: {args.binary} not found (build first: tools/setup.sh)")
+    grid = [parse_grid(g) for g in args.grid]
+    seeds = [s for s in args.seeds.split(",") if s] or [None]
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    combos = []
+    for values in itertools.product(*[vals for _, vals in grid]) if grid else [()]:
+        assignment = list(zip([p for p, _ in grid], values))
+        for seed in seeds:
+            combos.append((assignment, seed))
+
+    def run(combo):
+        assignment, seed = combo
+        name = run_name(assignment, seed if seed is not None else "default")
+        cmd = [args.binary, "run", args.scenario, "--quiet", "--out", str(out / name)]
+        for s in args.set:
+            cmd += ["--set", s]
+        for p, v in assignment:
+            cmd += ["--set", f"{p}={v}"]
+        if seed is not None:
+            cmd += ["--seed", seed]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode in (1, 2):
+            raise SystemExit(f"sweep: {name}: {proc.stderr.strip()}")
+        summary = json.loads((out / name / "summary.json").read_text())
+        row = {p: plain(v) for p, v in assignment}
+        row["seed"] = summary.get("scenario", {}).get("seed")
+        row["run"] = name
+        row.update(row_of(summary))
+        return row
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        rows = list(pool.map(run, combos))
+
+    fields = [p for p, _ in grid] + ["seed", "run"] + list(row_of({}).keys())
+    with open(out / "summary.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+    print(f"sweep: {len(rows)} runs -> {out / 'summary.csv'}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
