@@ -52,7 +52,12 @@ class DelayLine {
   void on_due() {
     PacketHandle p = std::move(ring_.front().packet);
     ring_.pop_front();
-    if (!ring_.empty()) sim_.schedule(event_, ring_.front().due);
+    if (!ring_.empty()) {
+      sim_.schedule(event_, ring_.front().due);
+      // The next packet is delivered a frame time from now; by then a line
+      // read now has a fair chance to still be cached (measured: W1 faster).
+      __builtin_prefetch(ring_.front().packet.get());
+    }
     (owner_->*Deliver)(std::move(p));
   }
 
