@@ -4,7 +4,9 @@
     /usr/bin/python3 plots/figures.py out/quickstart/trace.h5 --out out/quickstart/figures
 
 Writes every figure in FIGURES whose tables the trace has; a figure whose
-table is absent is skipped with a note on stderr. Exit code 0 on success
+table is absent (e.g. queue_depth.png without output.queue_interval) is
+skipped with a note on stderr. A table that is present but empty still gives
+its figure, saying so (e.g. "no PFC pauses"). Exit code 0 on success
 (even if some figures were skipped), 2 if the trace cannot be read.
 """
 
@@ -29,6 +31,12 @@ import rdmasim_trace as rt  # noqa: E402
 FIGURES: dict[str, tuple[tuple[float, float], Callable[[rt.Trace, Any], Any]]] = {
     "fct_cdf.png": ((6.4, 4.2), lambda tr, ax: rt.fct_cdf(tr, ax=ax)),
     "link_utilisation.png": ((6.4, 5.4), lambda tr, ax: rt.link_utilisation(tr, ax=ax)),
+    # Only when the run sampled queues (output.queue_interval) ...
+    "queue_depth.png": ((7.0, 4.2), lambda tr, ax: rt.queue_depth(tr, ax=ax)),
+    # ... recorded PFC frames (output.pfc_events, on by default) ...
+    "pfc_timeline.png": ((7.0, 4.2), lambda tr, ax: rt.pfc_timeline(tr, ax=ax)),
+    # ... or sampled link counters (output.link_interval).
+    "link_throughput.png": ((7.0, 4.2), lambda tr, ax: rt.link_throughput(tr, ax=ax)),
 }
 
 

@@ -5,6 +5,9 @@
     tr.flows                    # one row per flow, names joined in, times in ps and us
     rt.goodput_table(tr)        # per-flow goodput in Gb/s
     ax = rt.fct_cdf(tr)         # returns the Axes; `ax.figure` shows it in a notebook
+    rt.queue_depth(tr)          # switch queues over time (needs output.queue_interval)
+    rt.pfc_timeline(tr)         # paused intervals per (switch, port, priority)
+    rt.link_throughput(tr)      # Gb/s over time (needs output.link_interval)
 
 The format is described in docs/trace.md. Every table is a compound HDF5
 dataset; the loader reads each one into a DataFrame, decodes its strings to
@@ -23,6 +26,8 @@ pyplot, no global state).
 from __future__ import annotations
 
 import json
+import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -38,14 +43,29 @@ __all__ = [
     "table",
     "fct_cdf",
     "link_utilisation",
+    "queue_depth",
+    "pfc_timeline",
+    "link_throughput",
     "goodput_table",
+    "drops_table",
+    "retransmissions_table",
+    "pfc_pauses",
+    "link_intervals",
     "PS_PER_US",
+    "FORMAT_VERSION",
 ]
 
 PS_PER_NS = 1_000
 PS_PER_US = 1_000_000
 PS_PER_MS = 1_000_000_000
 PS_PER_S = 1_000_000_000_000
+
+# The trace format_version this module was written for (docs/trace.md). A
+# newer file still loads, with a warning: some column may mean something else.
+FORMAT_VERSION = 1
+
+# IEEE 802.1Qbb: a pause quantum is 512 bit times at the link's rate.
+PFC_QUANTUM_BITS = 512
 
 
 class TableMissing(LookupError):
@@ -60,18 +80,22 @@ class TableMissing(LookupError):
 class Trace:
     """Everything in one trace.h5.
 
-    attrs     root attributes (rdmasim_version, git_revision, scenario_name,
-              scenario_hash, status, seed, sim_time_ps), strings as str
-    scenario  the resolved scenario, parsed from /meta/scenario ({} if absent)
-    tables    every table read, by HDF5 path without the leading "/"
-              ("nodes", "flows", "links", ...); registered tables are also
-              attributes: `tr.flows` is `tr.tables.get("flows")`
+    attrs        root attributes (format_version, rdmasim_version, git_revision,
+                 scenario_name, scenario_hash, status, seed, sim_time_ps),
+                 strings as str, integers as int
+    scenario     the resolved scenario, parsed from /meta/scenario ({} if absent)
+    tables       every table read, by HDF5 path without the leading "/"
+                 ("nodes", "flows", "links", ...); registered tables are also
+                 attributes: `tr.flows` is `tr.tables.get("flows")`
+    table_attrs  the attributes of each table's dataset, by the same keys
+                 (e.g. table_attrs["deadlock"]["detected_at_ps"]); {} if none
     """
 
     path: Path
     attrs: dict[str, Any]
     scenario: dict[str, Any]
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    table_attrs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     # Explicit properties for the tables that exist today, for readers and
     # for tab completion; later tables are reachable through __getattr__.
@@ -86,6 +110,34 @@ class Trace:
     @property
     def links(self) -> pd.DataFrame | None:
         return self.tables.get("links")
+
+    @property
+    def pfc(self) -> pd.DataFrame | None:
+        return self.tables.get("pfc")
+
+    @property
+    def drops(self) -> pd.DataFrame | None:
+        return self.tables.get("drops")
+
+    @property
+    def queues(self) -> pd.DataFrame | None:
+        return self.tables.get("queues")
+
+    @property
+    def queue_totals(self) -> pd.DataFrame | None:
+        return self.tables.get("queue_totals")
+
+    @property
+    def link_samples(self) -> pd.DataFrame | None:
+        return self.tables.get("link_samples")
+
+    @property
+    def flow_paths(self) -> pd.DataFrame | None:
+        return self.tables.get("flow_paths")
+
+    @property
+    def deadlock(self) -> pd.DataFrame | None:
+        return self.tables.get("deadlock")
 
     @property
     def sim_time_ps(self) -> int:
@@ -191,19 +243,36 @@ def _compound_datasets(f: h5py.File) -> list[str]:
     return found
 
 
+def _read_attrs(obj: Any) -> dict[str, Any]:
+    """HDF5 attributes as Python values: strings as str, scalar integers as int."""
+    out: dict[str, Any] = {}
+    for k, v in obj.attrs.items():
+        v = _decode(v)
+        if isinstance(v, np.integer):
+            v = int(v)
+        out[k] = v
+    return out
+
+
 def load(path: str | Path) -> Trace:
     """Read a trace.h5 into a Trace. Absent groups and tables are tolerated."""
     path = Path(path)
     with h5py.File(path, "r") as f:
-        attrs = {k: _decode(v) for k, v in f.attrs.items()}
-        for k, v in attrs.items():
-            if isinstance(v, np.integer):
-                attrs[k] = int(v)
+        attrs = _read_attrs(f)
         scenario: dict[str, Any] = {}
         if "meta/scenario" in f:
             scenario = json.loads(f["meta/scenario"].asstr()[()])
         trace = Trace(path=path, attrs=attrs, scenario=scenario)
-        raw = {name: _read_table(f[name]) for name in _compound_datasets(f)}
+        names = _compound_datasets(f)
+        raw = {name: _read_table(f[name]) for name in names}
+        trace.table_attrs = {name: _read_attrs(f[name]) for name in names}
+    version = attrs.get("format_version")
+    if isinstance(version, int) and version > FORMAT_VERSION:
+        warnings.warn(
+            f"{path}: trace format_version {version} is newer than this module's "
+            f"{FORMAT_VERSION}; some columns may have changed meaning",
+            stacklevel=2,
+        )
     for key, reg in _TABLES.items():
         if key in raw:
             trace.tables[key] = reg.enrich(raw.pop(key), trace)
@@ -230,7 +299,152 @@ def _node_names(trace: Trace) -> dict[int, str]:
 
 def _name_of(ids: pd.Series, names: dict[int, str]) -> pd.Series:
     """Node names for node ids ("#<id>" if /nodes is absent or lacks the id)."""
-    return pd.Series([names.get(int(i), f"#{int(i)}") for i in ids], index=ids.index, dtype=object)
+    ids = ids.astype("int64")
+    out = ids.map(names)
+    missing = out.isna()
+    if missing.any():
+        out[missing] = "#" + ids[missing].astype(str)
+    return out.astype(object)
+
+
+def _parse_time_ps(text: Any) -> int | None:
+    """A scenario time ("20us", "1.5ms", "600ns", "83560ps") in ps; None if not one."""
+    if not isinstance(text, str):
+        return None
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ps|ns|us|µs|ms|s)\s*", text)
+    if m is None:
+        return None
+    scale = {"ps": 1, "ns": PS_PER_NS, "us": PS_PER_US, "µs": PS_PER_US, "ms": PS_PER_MS,
+             "s": PS_PER_S}[m.group(2)]
+    from decimal import Decimal
+
+    return int(Decimal(m.group(1)) * scale)
+
+
+def _sample_interval(trace: Trace, key: str, times: pd.Series) -> int | None:
+    """The sampling interval in ps: the scenario's output.<key>, else inferred
+    from the sample times (their tick grid), else None."""
+    ps = _parse_time_ps(trace.scenario.get("output", {}).get(key))
+    if ps is not None and ps > 0:
+        return ps
+    ticks = np.unique(times.to_numpy(dtype="int64"))
+    if len(ticks) < 2:
+        return None
+    step = int(np.gcd.reduce(np.diff(ticks)))
+    return step if step > 0 else None
+
+
+def _port_peers(trace: Trace) -> pd.DataFrame:
+    """/links by (from_node, from_port): the link row out of each port, its far
+    end and rate. Empty without /links."""
+    links = trace.links
+    cols = ["row", "to_node", "to_name", "rate_bps"]
+    if links is None or len(links) == 0:
+        return pd.DataFrame(columns=cols, index=pd.MultiIndex.from_arrays([[], []]))
+    peers = pd.DataFrame({
+        "row": np.arange(len(links)),
+        "to_node": links["to_node"].to_numpy(),
+        "to_name": links["to_name"].to_numpy(),
+        "rate_bps": links["rate_bps"].to_numpy(),
+    }, index=pd.MultiIndex.from_arrays([links["from_node"].astype("int64"),
+                                        links["from_port"].astype("int64")]))
+    return peers[~peers.index.duplicated()]
+
+
+def _add_queue_columns(df: pd.DataFrame, trace: Trace) -> None:
+    """For a table with node and port (and perhaps priority) columns, add
+    node_name, peer_name (the node at the other end of that port's link, from
+    /links; "" if unknown), port_label ("sw0:3") and, with a priority,
+    queue_label ("sw0:3/p3", as rdmasim's own messages write queues)."""
+    df["node_name"] = _name_of(df["node"], _node_names(trace))
+    peers = _port_peers(trace)
+    key = pd.MultiIndex.from_arrays([df["node"].astype("int64"), df["port"].astype("int64")])
+    peer = peers["to_name"].reindex(key).to_numpy() if len(peers) else np.full(len(df), np.nan)
+    df["peer_name"] = pd.Series(peer, index=df.index, dtype=object).fillna("")
+    df["port_label"] = df["node_name"] + ":" + df["port"].astype(str)
+    if "priority" in df.columns:
+        df["queue_label"] = df["port_label"] + "/p" + df["priority"].astype(str)
+
+
+def _add_link_columns(df: pd.DataFrame, trace: Trace) -> None:
+    """For a table with a `row` column (a /links row), add the link's
+    from_node, to_node, from_name, to_name, label and rate_bps."""
+    links = trace.links
+    rows = df["row"].astype("int64")
+    if links is not None:
+        ok = (rows >= 0) & (rows < len(links))
+        idx = rows.where(ok, 0).to_numpy()
+        for col in ("from_node", "to_node", "from_name", "to_name", "label", "rate_bps"):
+            values = pd.Series(links[col].to_numpy()[idx] if len(links) else [None] * len(df),
+                               index=df.index)
+            df[col] = values.where(ok, None)
+        for col in ("from_node", "to_node", "rate_bps"):
+            if ok.all():
+                df[col] = df[col].astype("int64")
+    else:
+        for col in ("from_node", "to_node", "rate_bps"):
+            df[col] = -1
+        df["from_name"] = "?"
+        df["to_name"] = "?"
+        df["label"] = "row " + rows.astype(str)
+
+
+def _with_intervals(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
+    """/link_samples rows (or the same columns) with link names and per-interval
+    throughput: each row is the end of an interval of its link direction.
+
+    Sparse sampling: a direction appears at a tick only if its counters changed
+    since its previous row, so between two rows of a direction at t1 < t2 the
+    counters did not change at any tick before t2: all of the difference
+    happened after the tick before t2. The interval of a row is therefore
+    (max(t1, last tick before t2), t2], not (t1, t2]; the time from t1 to that
+    tick carried nothing. A direction's first row is measured from zero
+    counters at time 0. Ticks are the multiples of output.link_interval from 0.
+
+    The tick at time 0 runs after the frames that start at time 0, so a
+    direction's row at 0 may count a frame over no time: its bytes are moved
+    to the direction's next row (whose interval then starts at 0), unless it
+    has none (rate NaN).
+
+    Counters count a frame whole when its serialisation starts, so an
+    interval can show up to one frame more than rate x length; with
+    back-to-back frames of b bytes taking T each, at most
+    ceil(length / T) * b bytes.
+    """
+    df = df.sort_values(["row", "time"], kind="stable").reset_index(drop=True)
+    _add_link_columns(df, trace)
+    df["time_us"] = _us(df["time"])
+    interval = _sample_interval(trace, "link_interval", df["time"])
+    t = df["time"].astype("int64")
+    first = df["row"].ne(df["row"].shift())
+    last = df["row"].ne(df["row"].shift(-1))
+    prev_t = t.shift().where(~first, 0).fillna(0).astype("int64")
+    if interval is not None:
+        tick_before = ((t - 1) // interval * interval).clip(lower=0)  # last tick strictly before t
+        start = np.maximum(prev_t, tick_before)
+    else:
+        start = prev_t
+    df["interval_start"] = start.astype("int64")
+    df["interval_start_us"] = _us(df["interval_start"])
+    # A first row over no time (the tick at 0) hands its counts to the next row.
+    fold = first & (t == df["interval_start"]) & ~last
+    for col in ("frames", "wire_bytes", "payload_bytes"):
+        v = df[col].astype("int64")
+        base = v.where(~fold, 0).shift().where(~first, 0).fillna(0).astype("int64")
+        df[f"d_{col}"] = (v - base).where(~fold, 0).astype("int64")
+    span = (t - df["interval_start"]).astype("float64")
+    for what in ("wire", "payload"):
+        d = df[f"d_{what}_bytes"].astype("float64")
+        # bits per ps are Tb/s: * 1e3 for Gb/s. No bytes is 0 Gb/s even over no time.
+        gbps = (d * 8.0 / span.where(span > 0) * 1e3).where(d != 0, 0.0)
+        df[f"{what}_gbps"] = gbps
+    rate = df["rate_bps"].astype("float64")
+    df["utilisation"] = (df["wire_gbps"] * 1e9 / rate.where(rate > 0)).astype("float64")
+    return df
+
+
+# Tables that name a switch queue or port get node_name, peer_name (the
+# neighbour on that port), port_label "sw0:3" and queue_label "sw0:3/p3".
 
 
 @table("nodes")
@@ -252,6 +466,8 @@ def _flows(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
     df["first_tx_us"] = _us(df["first_tx"], df["first_tx"] >= 0)
     for col in ("finish", "fct"):
         df[f"{col}_us"] = _us(df[col], df["done"])
+    if "error" in df.columns:
+        df["failed"] = df["error"] != ""
     return df
 
 
@@ -269,6 +485,78 @@ def _links(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
     df["busy_us"] = _us(df["busy_ps"])
     sim = trace.sim_time_ps
     df["utilisation"] = df["busy_ps"].astype("float64") / sim if sim > 0 else np.nan
+    return df
+
+
+@table("pfc")
+def _pfc(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
+    _add_queue_columns(df, trace)
+    df["time_us"] = _us(df["time"])
+    for col in ("pause", "sent"):
+        df[col] = df[col].astype(bool)
+    return df
+
+
+@table("drops")
+def _drops(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
+    _add_queue_columns(df, trace)
+    df["time_us"] = _us(df["time"])
+    return df
+
+
+@table("queues")
+def _queues(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
+    _add_queue_columns(df, trace)
+    df["time_us"] = _us(df["time"])
+    return df
+
+
+@table("queue_totals")
+def _queue_totals(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
+    _add_queue_columns(df, trace)
+    drop_cols = [c for c in df.columns if c.startswith("drop_")]
+    df["drops"] = df[drop_cols].sum(axis=1).astype("uint64") if drop_cols else 0
+    return df
+
+
+@table("link_samples")
+def _link_samples(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
+    return _with_intervals(df, trace)
+
+
+@table("flow_paths")
+def _flow_paths(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
+    df = df.sort_values(["flow", "hop"], kind="stable").reset_index(drop=True)
+    _add_link_columns(df, trace)
+    # One string per flow, "h0 -> sw0 -> h1": the sender, then the far end of
+    # every hop. Rows that do not chain up (never expected) show as "...".
+    paths: dict[int, str] = {}
+    for flow, g in df.groupby("flow", sort=True):
+        parts = [g["from_name"].iloc[0]]
+        prev_to = None
+        for frm, to, fname, tname in zip(g["from_node"], g["to_node"], g["from_name"], g["to_name"]):
+            if prev_to is not None and frm != prev_to:
+                parts += ["...", fname]
+            parts.append(tname)
+            prev_to = to
+        paths[int(flow)] = " -> ".join(parts)
+    df["path"] = df["flow"].map(paths).astype(object)
+    flows = trace.flows
+    if flows is not None:  # flows are enriched before paths: give them the string too
+        flows["path"] = flows["id"].map(paths).fillna("").astype(object)
+        flows["hops"] = flows["id"].map(df.groupby("flow").size()).fillna(0).astype(int)
+    return df
+
+
+@table("deadlock")
+def _deadlock(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
+    _add_queue_columns(df, trace)
+    df.insert(0, "step", np.arange(len(df)))
+    # Each queue waits on the next one of the cycle, the last on the first.
+    df["waits_on"] = np.roll(df["queue_label"].to_numpy(), -1) if len(df) else []
+    at = trace.table_attrs.get("deadlock", {}).get("detected_at_ps")
+    df["detected_at_ps"] = at if at is not None else -1
+    df["detected_at_us"] = at / PS_PER_US if at is not None else np.nan
     return df
 
 
@@ -292,6 +580,177 @@ def goodput_table(trace: Trace) -> pd.DataFrame:
     return out.set_index("id")
 
 
+def drops_table(trace: Trace) -> pd.DataFrame:
+    """Switch drops grouped by (node, port, priority, reason): packets, bytes
+    and the first and last drop time in us, most drops first.
+
+    Empty (with these columns) when nothing was dropped. Counts only what
+    /drops records: frames lost on a down link or to bit errors are in
+    summary.json and /links instead.
+    """
+    drops = trace.require("drops")
+    keys = ["node", "port", "priority", "reason"]
+    cols = keys + ["node_name", "peer_name", "queue_label", "packets", "bytes", "first_us",
+                   "last_us"]
+    if len(drops) == 0:
+        return pd.DataFrame({c: pd.Series(dtype=object if c in ("reason", "node_name",
+                                          "peer_name", "queue_label") else "int64")
+                             for c in cols})
+    out = drops.groupby(keys, sort=True).agg(
+        node_name=("node_name", "first"),
+        peer_name=("peer_name", "first"),
+        queue_label=("queue_label", "first"),
+        packets=("time", "size"),
+        bytes=("bytes", "sum"),
+        first_us=("time_us", "min"),
+        last_us=("time_us", "max"),
+    ).reset_index()
+    out = out.sort_values(["packets", "node", "port", "priority", "reason"],
+                          ascending=[False, True, True, True, True], kind="stable")
+    return out[cols].reset_index(drop=True)
+
+
+def retransmissions_table(trace: Trace, *, all_flows: bool = False) -> pd.DataFrame:
+    """Per flow: packets retransmitted and the error status, indexed by flow id.
+
+    Only flows that retransmitted or failed, most retransmissions first,
+    unless `all_flows`. Needs the /flows `retransmissions` column (traces
+    before it raise TableMissing).
+    """
+    flows = trace.require("flows")
+    if "retransmissions" not in flows.columns:
+        raise TableMissing(f"{trace.path}: /flows has no retransmissions column")
+    cols = ["id", "label", "src_name", "dst_name", "op", "bytes", "done", "retransmissions"]
+    out = flows[cols].copy()
+    out["error"] = flows["error"] if "error" in flows.columns else ""
+    if not all_flows:
+        out = out[(out["retransmissions"] > 0) | (out["error"] != "")]
+        out = out.sort_values(["retransmissions", "id"], ascending=[False, True], kind="stable")
+    return out.set_index("id")
+
+
+def link_intervals(trace: Trace, *, close: bool = True) -> pd.DataFrame:
+    """/link_samples with per-interval throughput, closed at the end of the run.
+
+    The sampler's last tick is usually before the end of the run
+    (sim_time_ps): a completed run ends at the last completion, between
+    ticks. With `close`, each direction whose /links counters (the end-of-run
+    totals) exceed its last sample gets one more row at sim_time_ps, marked
+    `closing`, whose interval starts at the later of its last row and the
+    last tick; so the d_* columns of a direction sum to its /links totals.
+    Columns as the enriched /link_samples (see its enricher), plus `closing`.
+    """
+    samples = trace.require("link_samples")
+    out = samples.copy()
+    out["closing"] = False
+    links = trace.links
+    end = trace.sim_time_ps
+    if not close or links is None or len(links) == 0 or end <= 0:
+        return out
+    last = samples.groupby("row")[["time", "frames", "wire_bytes", "payload_bytes"]].last()
+    totals = pd.DataFrame({
+        "row": np.arange(len(links)),
+        "frames": links["frames"].to_numpy(),
+        "wire_bytes": links["wire_bytes"].to_numpy(),
+        "payload_bytes": links["payload_bytes"].to_numpy(),
+    })
+    seen = last.reindex(totals["row"])
+    changed = (totals["wire_bytes"].to_numpy() != seen["wire_bytes"].fillna(0).to_numpy()) | (
+        totals["frames"].to_numpy() != seen["frames"].fillna(0).to_numpy())
+    extra = totals[changed].copy()
+    if len(extra) == 0:
+        return out
+    extra.insert(0, "time", end)
+    raw_cols = ["time", "row", "frames", "wire_bytes", "payload_bytes"]
+    merged = pd.concat([samples[raw_cols], extra[raw_cols]], ignore_index=True)
+    for col, dtype in samples[raw_cols].dtypes.items():
+        merged[col] = merged[col].astype(dtype)
+    # A sample at sim_time_ps itself is superseded by the end-of-run totals.
+    merged = merged.drop_duplicates(["row", "time"], keep="last")
+    out = _with_intervals(merged, trace)
+    closing = pd.MultiIndex.from_arrays([extra["row"], extra["time"]])
+    out["closing"] = pd.MultiIndex.from_arrays([out["row"], out["time"]]).isin(closing)
+    return out
+
+
+def pfc_pauses(trace: Trace) -> pd.DataFrame:
+    """The paused intervals implied by /pfc, one row per interval (needs /pfc
+    and /links, for the link rates; TableMissing otherwise).
+
+    Events are taken per (node, port, priority, sent), in time order:
+
+    - a pause frame (quanta q > 0) at time t pauses until t + q x 512 bit
+      times at the rate of the link out of that port (/links rate_bps of the
+      row with from_node == node, from_port == port; both directions of a
+      cable have the same rate), rounded up to a ps as the simulator does;
+      a pause frame while paused restarts that timer (refresh);
+    - a resume (quanta 0) ends the interval at t;
+    - an interval still open at the end of the run ends at sim_time_ps.
+
+    `ended_by` says which: "resume", "expiry" or "end_of_run". Times are the
+    recorded ones: for a sent frame (sent True: the switch asked its
+    neighbour on `port` to stop sending), when the switch queued it; the
+    neighbour actually stops later, by the frame's wait and serialisation,
+    the link's delay_ps and its response delay. For a received frame (sent
+    False: the switch's own egress `port` is paused), when it arrived; the
+    pause acts after the switch's pfc.response_delay (0 by default).
+    """
+    pfc = trace.require("pfc")
+    trace.require("links")
+    peers = _port_peers(trace)
+    end = trace.sim_time_ps
+    rows: list[dict[str, Any]] = []
+    keys = ["node", "port", "priority", "sent"]
+    for key, g in pfc.groupby(keys, sort=True):
+        node, port, prio, sent = (int(k) for k in key)
+        rate = peers["rate_bps"].get((node, port)) if len(peers) else None
+        rate = int(rate) if rate is not None and not pd.isna(rate) and rate > 0 else None
+        first = g.iloc[0]
+        base = {"node": node, "port": port, "priority": prio, "sent": bool(sent),
+                "node_name": first["node_name"], "peer_name": first["peer_name"],
+                "queue_label": first["queue_label"]}
+        start = until = None
+        frames = 0
+        quanta = 0
+
+        def close(at: int, why: str) -> None:
+            nonlocal start, until
+            if end > 0 and at > end:
+                at, why = end, "end_of_run"
+            rows.append({**base, "start": start, "end": max(at, start), "ended_by": why,
+                         "frames": frames, "quanta": quanta})
+            start = until = None
+
+        for t, q in zip(g["time"].astype("int64"), g["quanta"].astype("int64")):
+            t, q = int(t), int(q)
+            if start is not None and until is not None and until <= t:
+                close(until, "expiry")  # ran out before this frame
+            if q > 0:
+                length = -(-q * PFC_QUANTUM_BITS * PS_PER_S // rate) if rate else None
+                if start is None:
+                    start, frames = t, 0
+                frames += 1
+                quanta = q
+                until = t + length if length is not None else None  # None: until resume
+            elif start is not None:
+                close(t, "resume")
+        if start is not None:
+            if until is not None and (end <= 0 or until <= end):
+                close(until, "expiry")
+            else:
+                close(end if end > 0 else (until if until is not None else start), "end_of_run")
+    cols = list(keys) + ["node_name", "peer_name", "queue_label", "start", "end", "ended_by",
+                         "frames", "quanta"]
+    out = pd.DataFrame(rows, columns=cols)
+    for col in ("node", "port", "priority", "start", "end", "frames", "quanta"):
+        out[col] = out[col].astype("int64")
+    out["sent"] = out["sent"].astype(bool)
+    out["start_us"] = _us(out["start"])
+    out["end_us"] = _us(out["end"])
+    out["duration_us"] = out["end_us"] - out["start_us"]
+    return out
+
+
 # --------------------------------------------------------------------------
 # Figures
 
@@ -306,6 +765,10 @@ def _axes(ax: Any, figsize: tuple[float, float]) -> Any:
 
 def _no_data(ax: Any, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.4")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def fct_cdf(trace: Trace, ax: Any = None, *, log: bool = True, by: str | None = None) -> Any:
@@ -364,4 +827,159 @@ def link_utilisation(trace: Trace, ax: Any = None, *, top: int = 16) -> Any:
     shown = f"busiest {len(busiest)} of {len(links)}" if len(links) > top else f"{len(links)}"
     ax.set_title(f"link utilisation ({shown} link directions)")
     ax.grid(True, axis="x", alpha=0.3)
+    return ax
+
+
+def _end_ps(trace: Trace, *times: pd.Series) -> int:
+    """The end of the time axis: sim_time_ps, or the latest time seen."""
+    latest = max((int(t.max()) for t in times if len(t)), default=0)
+    return max(trace.sim_time_ps, latest)
+
+
+def queue_depth(trace: Trace, ax: Any = None, *, top: int = 8) -> Any:
+    """Switch egress queue depth (KB) over time for the `top` busiest queues.
+
+    Busiest: the largest sum of sampled bytes (the time integral of the
+    backlog, as samples are evenly spaced), then the highest peak. Drawn as
+    steps: a sample holds until the next. /queues is sparse (a queue appears
+    while it holds bytes, plus one 0 row when it empties), so a queue is 0
+    wherever it has no row: before its first row and after a 0 row until its
+    next one. Needs output.queue_interval. Returns the Axes.
+    """
+    queues = trace.require("queues")
+    ax = _axes(ax, (7.0, 4.0))
+    end_us = _end_ps(trace, queues["time"]) / PS_PER_US
+    keys = ["node", "port", "priority"]
+    n_queues = len(queues.groupby(keys)) if len(queues) else 0
+    if len(queues) == 0 or queues["bytes"].max() <= 0:
+        _no_data(ax, "no queue held bytes at a sample" if len(queues) else "no queue samples")
+        if end_us > 0:
+            ax.set_xlim(0, end_us)
+    else:
+        rank = queues.groupby(keys).agg(total=("bytes", "sum"), peak=("bytes", "max"),
+                                        label=("queue_label", "first"),
+                                        peer=("peer_name", "first"))
+        rank = rank.sort_values(["total", "peak"], ascending=False, kind="stable").head(top)
+        for key, r in rank.iterrows():
+            q = queues[(queues["node"] == key[0]) & (queues["port"] == key[1])
+                       & (queues["priority"] == key[2])].sort_values("time", kind="stable")
+            x = np.concatenate([[0.0], q["time_us"].to_numpy(), [end_us]])
+            y = np.concatenate([[0.0], q["bytes"].to_numpy() / 1e3, [q["bytes"].iloc[-1] / 1e3]])
+            label = f"{r['label']} (to {r['peer']})" if r["peer"] else r["label"]
+            ax.step(x, y, where="post", label=label, linewidth=1.2)
+        ax.set_xlim(0, end_us)
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize="small", loc="best")
+    ax.set_xlabel("time (us)")
+    ax.set_ylabel("queued (KB)")
+    shown = f"busiest {top} of {n_queues} queues" if n_queues > top else _plural(n_queues, "queue")
+    ax.set_title(f"switch egress queue depth ({shown})")
+    ax.grid(True, alpha=0.3)
+    return ax
+
+
+def pfc_timeline(trace: Trace, ax: Any = None, *, top: int = 24) -> Any:
+    """Paused intervals as horizontal bars, one lane per (switch, port,
+    priority, direction): orange for pauses the switch sent (its neighbour
+    on that port was asked to stop), red for pauses it received (its own
+    egress was stopped). Intervals come from pfc_pauses (pause frames, their
+    quanta at the port's link rate, and resumes); at most `top` lanes, the
+    longest paused first. Returns the Axes.
+    """
+    pauses = pfc_pauses(trace)
+    keys = ["node", "port", "priority", "sent"]
+    lanes = (pauses.groupby(keys, sort=True)
+             .agg(total=("duration_us", "sum"), label=("queue_label", "first"),
+                  peer=("peer_name", "first"))
+             .reset_index() if len(pauses) else pd.DataFrame())
+    n_lanes = len(lanes)
+    ax = _axes(ax, (7.0, 1.2 + 0.32 * max(min(n_lanes, top), 1)))
+    end_us = trace.sim_time_ps / PS_PER_US
+    if n_lanes == 0:
+        _no_data(ax, "no PFC pauses")
+        ax.set_yticks([])
+        if end_us > 0:
+            ax.set_xlim(0, end_us)
+    else:
+        lanes = lanes.sort_values(["total", "node", "port", "priority", "sent"],
+                                  ascending=[False, True, True, True, True], kind="stable")
+        lanes = lanes.head(top).sort_values(keys, kind="stable").reset_index(drop=True)
+        colors = {True: "tab:orange", False: "tab:red"}
+        ticks = []
+        for i, lane in lanes.iterrows():
+            p = pauses[(pauses["node"] == lane["node"]) & (pauses["port"] == lane["port"])
+                       & (pauses["priority"] == lane["priority"])
+                       & (pauses["sent"] == lane["sent"])]
+            spans = list(zip(p["start_us"], p["duration_us"]))
+            ax.broken_barh(spans, (i - 0.35, 0.7), facecolors=colors[bool(lane["sent"])],
+                           edgecolor="none")
+            way = "sent to" if lane["sent"] else "from"
+            ticks.append(f"{lane['label']} {way} {lane['peer']}" if lane["peer"]
+                         else f"{lane['label']} {'sent' if lane['sent'] else 'received'}")
+        ax.set_yticks(range(len(lanes)), ticks, fontsize="small")
+        ax.set_ylim(len(lanes) - 0.5, -0.5)
+        ax.set_xlim(0, max(end_us, float(pauses["end_us"].max())))
+        from matplotlib.patches import Patch
+
+        present = sorted(set(lanes["sent"].astype(bool)), reverse=True)
+        ax.legend(handles=[Patch(color=colors[s], label="sent pause" if s else "received pause")
+                           for s in present], fontsize="small", loc="upper right")
+    ax.set_xlabel("time (us)")
+    shown = (f"longest {top} of {n_lanes} lanes" if n_lanes > top
+             else _plural(n_lanes, "lane"))
+    ax.set_title(f"PFC paused intervals ({shown}: switch:port/priority)")
+    ax.grid(True, axis="x", alpha=0.3)
+    return ax
+
+
+def link_throughput(trace: Trace, ax: Any = None, *, top: int = 8,
+                    payload: bool = False) -> Any:
+    """Throughput (Gb/s) over time of the `top` busiest link directions, from
+    /link_samples via link_intervals: wire bytes (all frames, with preamble
+    and gap), or RDMA payload with `payload`. Each interval is drawn flat
+    over its span, and 0 where a direction has no row (sparse: no change).
+    Busiest: the most wire bytes. Needs output.link_interval. Returns the Axes.
+    """
+    iv = link_intervals(trace)
+    ax = _axes(ax, (7.0, 4.0))
+    col = "payload_gbps" if payload else "wire_gbps"
+    dcol = "d_payload_bytes" if payload else "d_wire_bytes"
+    end_us = _end_ps(trace, iv["time"]) / PS_PER_US
+    busy = iv.groupby("row")[dcol].sum() if len(iv) else pd.Series(dtype="int64")
+    busy = busy[busy > 0]
+    n_busy = len(busy)
+    if n_busy == 0:
+        _no_data(ax, "no link carried bytes" if len(iv) else "no link samples")
+        if end_us > 0:
+            ax.set_xlim(0, end_us)
+    else:
+        order = busy.reset_index().sort_values([dcol, "row"], ascending=[False, True],
+                                               kind="stable").head(top)
+        for row in order["row"]:
+            d = iv[(iv["row"] == row) & (iv["time"] > iv["interval_start"])]
+            xs: list[float] = [0.0]
+            ys: list[float] = [0.0]
+            for a, b, g in zip(d["interval_start_us"], d["time_us"], d[col].fillna(0.0)):
+                if a > xs[-1]:
+                    xs += [xs[-1], a]
+                    ys += [0.0, 0.0]
+                xs += [a, b]
+                ys += [g, g]
+            xs += [xs[-1], end_us]
+            ys += [0.0, 0.0]
+            ax.plot(xs, ys, linewidth=1.2, label=d["label"].iloc[0] if len(d) else f"row {row}")
+        rates = iv.loc[iv["row"].isin(order["row"]), "rate_bps"]
+        rates = pd.to_numeric(rates, errors="coerce").dropna().unique()
+        for r in rates:
+            if r > 0:
+                ax.axhline(r / 1e9, color="0.5", linestyle=":", linewidth=1)
+        ax.set_xlim(0, end_us)
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize="small", loc="best")
+    ax.set_xlabel("time (us)")
+    ax.set_ylabel(("payload" if payload else "wire") + " throughput (Gb/s)")
+    shown = (f"busiest {top} of {n_busy} busy link directions" if n_busy > top
+             else _plural(n_busy, "busy link direction"))
+    ax.set_title(f"link throughput ({shown})")
+    ax.grid(True, alpha=0.3)
     return ax

@@ -3,11 +3,19 @@
 
     /usr/bin/python3 plots/test_rdmasim_trace.py build/sim/cli/rdmasim
 
-Runs the binary on a small scenario (a star of 4 hosts, 3 flows) in a
-temporary folder, loads trace.h5 and checks facts that do not depend on the
-network model: row counts, decoded names, fct == finish - start, agreement
-with summary.json, tolerance of absent and unknown tables, and that
-figures.py writes non-empty PNGs. Exit code 0 when every check passes.
+Runs the binary on two small scenarios in a temporary folder and checks
+facts that do not depend on the network model:
+
+- a star of 4 hosts with 3 flows: row counts, decoded names,
+  fct == finish - first_tx, agreement with summary.json, flow paths;
+- a lossless incast (4 senders x 4 MiB into one 100G port, Trident II
+  buffer, queues sampled every 5us, links every 20us): PFC pause frames
+  carry the configured quanta, derived paused intervals lie within the run,
+  per-interval link throughput stays within the link's rate (+1%) and sums to
+  the /links totals, queue samples are sane;
+
+then tolerance of absent, empty and unknown tables, and that figures.py
+writes non-empty PNGs. Exit code 0 when every check passes.
 """
 
 from __future__ import annotations
@@ -40,13 +48,26 @@ SCENARIO = {
     ],
 }
 
+# Lossless (PFC on priority 3, the default) incast: 4 x 4 MiB into h0's port.
+INCAST = {
+    "name": "plots_incast",
+    "seed": 3,
+    "fabric": {"link": {"rate": "100Gbps", "delay": "1us"}, "switch": {"preset": "trident2"}},
+    "topology": {"kind": "star", "hosts": 5},
+    "traffic": [{"kind": "incast", "senders": ["h1", "h2", "h3", "h4"], "dst": "h0",
+                 "size": "4MiB"}],
+    "output": {"queue_interval": "5us", "link_interval": "20us"},
+}
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+BASE_FIGURES = ("fct_cdf.png", "link_utilisation.png")
+NEW_FIGURES = ("queue_depth.png", "pfc_timeline.png", "link_throughput.png")
 
 
-def run_sim(binary: str, tmp: Path) -> Path:
-    scenario = tmp / "plots_test.json"
-    scenario.write_text(json.dumps(SCENARIO, indent=2))
-    out = tmp / "run"
+def run_sim(binary: str, tmp: Path, scenario_json: dict = SCENARIO, name: str = "run") -> Path:
+    scenario = tmp / f"{name}.json"
+    scenario.write_text(json.dumps(scenario_json, indent=2))
+    out = tmp / name
     r = subprocess.run([binary, "run", str(scenario), "--out", str(out), "--quiet"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"rdmasim exited {r.returncode}: {r.stderr}"
@@ -58,6 +79,7 @@ def run_sim(binary: str, tmp: Path) -> Path:
 def check_trace(tr: rt.Trace, summary: dict) -> None:
     # Root attributes, decoded.
     a = tr.attrs
+    assert a["format_version"] == rt.FORMAT_VERSION and isinstance(a["format_version"], int)
     assert a["scenario_name"] == "plots_test" and isinstance(a["scenario_name"], str)
     assert a["status"] == "complete" == summary["status"]
     assert a["seed"] == 5 and isinstance(a["seed"], int)
@@ -81,6 +103,10 @@ def check_trace(tr: rt.Trace, summary: dict) -> None:
     assert list(hosts["name"]) == ["h0", "h1", "h2", "h3"]
     assert list(hosts["host_index"]) == [0, 1, 2, 3]
     assert list(nodes.loc[~nodes["is_host"], "host_index"]) == [-1]
+    assert set(nodes["tier"]) <= {"host", "leaf", "spine", "core", "nvswitch", "nic_switch",
+                                  "switch"}
+    assert list(hosts["tier"]) == ["host"] * 4
+    assert all(isinstance(g, str) for g in nodes["group"])
 
     # /flows: names decoded and joined, times consistent.
     flows = tr.flows.set_index("id")
@@ -97,10 +123,20 @@ def check_trace(tr: rt.Trace, summary: dict) -> None:
     assert list(flows["start"]) == [0, 5_000_000, 10_000_000]
     assert np.allclose(flows["fct_us"], flows["fct"] / 1e6, rtol=0, atol=1e-9)
     assert flows["finish"].max() <= a["sim_time_ps"]
+    assert list(flows["error"]) == [""] * 3 and not flows["failed"].any()
+    # Flow paths: joined into one string per flow, on /flows too.
+    assert list(flows["path"]) == ["h0 -> sw0 -> h1", "h2 -> sw0 -> h3", "h1 -> sw0 -> h0"]
+    assert list(flows["hops"]) == [2, 2, 2]
+    paths = tr.flow_paths
+    assert list(paths["hop"]) == [0, 1] * 3 and list(paths["flow"]) == [0, 0, 1, 1, 2, 2]
+    assert (paths["from_name"].iloc[0], paths["to_name"].iloc[0]) == ("h0", "sw0")
 
     # Per flow, the trace says what summary.json says.
     gp = rt.goodput_table(tr)
     assert list(gp.index) == [0, 1, 2]
+    rtx = rt.retransmissions_table(tr)
+    assert len(rtx) == len(flows[(flows["retransmissions"] > 0) | (flows["error"] != "")])
+    assert list(rt.retransmissions_table(tr, all_flows=True).index) == [0, 1, 2]
     for pf in summary["per_flow"]:
         f = flows.loc[pf["id"]]
         assert f["src_name"] == pf["src"] and f["dst_name"] == pf["dst"]
@@ -111,6 +147,7 @@ def check_trace(tr: rt.Trace, summary: dict) -> None:
         assert f["finish"] == pf["finish_ps"] and f["fct"] == pf["fct_ps"]
         mine, theirs = gp.loc[pf["id"], "goodput_gbps"], pf["goodput_gbps"]
         assert math.isclose(mine, theirs, rel_tol=1e-9), (pf["id"], mine, theirs)
+        assert f["retransmissions"] == pf["retransmissions"]
     assert summary["flows"]["completed"] == 3
 
     # /links: one row per direction of the 4 host links.
@@ -121,6 +158,12 @@ def check_trace(tr: rt.Trace, summary: dict) -> None:
     assert pairs == {(h, "sw0") for h in ("h0", "h1", "h2", "h3")} | {
         ("sw0", h) for h in ("h0", "h1", "h2", "h3")}
     assert (links["rate_bps"] == 100_000_000_000).all()
+    assert list(links["link"]) == [k // 2 for k in range(8)] and not links["failed"].any()
+    # Rows 2k and 2k+1 are the two directions of one cable.
+    for k in range(4):
+        fwd, back = links.iloc[2 * k], links.iloc[2 * k + 1]
+        assert (fwd["from_node"], fwd["to_node"]) == (back["to_node"], back["from_node"])
+        assert (fwd["from_port"], fwd["to_port"]) == (back["to_port"], back["from_port"])
     assert ((links["utilisation"] >= 0) & (links["utilisation"] <= 1)).all()
     assert np.allclose(links["utilisation"], links["busy_ps"] / a["sim_time_ps"])
     # Every frame serialised onto a link is a packet hop.
@@ -131,6 +174,109 @@ def check_trace(tr: rt.Trace, summary: dict) -> None:
         sent = flows.loc[flows["src_name"] == host, "bytes"].sum()
         up = links[(links["from_name"] == host)]
         assert len(up) == 1 and up["payload_bytes"].iloc[0] >= sent, (host, sent)
+
+
+def check_incast(tr: rt.Trace, summary: dict) -> None:
+    """The PFC, queue and link-sample tables of a lossless incast."""
+    a = tr.attrs
+    end = a["sim_time_ps"]
+    assert a["status"] == summary["status"] and end == summary["sim_time_ps"] > 0
+    switch = int(tr.nodes.loc[~tr.nodes["is_host"], "id"].iloc[0])
+    flows = tr.flows
+    assert list(flows["path"]) == [f"h{i} -> sw0 -> h0" for i in (1, 2, 3, 4)]
+
+    # /pfc: only switches record; sent pauses carry the configured quanta
+    # (65535, the default), resumes 0.
+    pfc = tr.pfc
+    assert len(pfc) > 0, "a lossless 4:1 incast should pause its senders"
+    assert (pfc["node"] == switch).all() and (pfc["node_name"] == "sw0").all()
+    assert pfc["time"].is_monotonic_increasing and (pfc["time"] <= end).all()
+    sent_pauses = pfc[pfc["sent"] & pfc["pause"]]
+    assert len(sent_pauses) > 0 and (sent_pauses["quanta"] == 65535).all()
+    assert (pfc.loc[~pfc["pause"], "quanta"] == 0).all()
+    assert int(pfc["sent"].sum()) == summary["pfc_frames_sent"]  # every frame, one priority
+    assert set(pfc["queue_label"]) <= {f"sw0:{p}/p3" for p in range(5)}
+
+    # Paused intervals (the figure's helper): within the run, ordered, disjoint.
+    pauses = rt.pfc_pauses(tr)
+    assert len(pauses) > 0
+    assert ((pauses["start"] >= 0) & (pauses["start"] <= pauses["end"])
+            & (pauses["end"] <= end)).all(), pauses
+    assert set(pauses["ended_by"]) <= {"resume", "expiry", "end_of_run"}
+    quanta_ps = 65535 * 512 * 10**12 // 100_000_000_000
+    for _, lane in pauses.groupby(["node", "port", "priority", "sent"]):
+        assert (lane["start"].iloc[1:].to_numpy() >= lane["end"].iloc[:-1].to_numpy()).all()
+        expired = lane[lane["ended_by"] == "expiry"]
+        assert (expired["end"] - expired["start"] >= quanta_ps).all()
+    assert pauses["frames"].sum() == len(sent_pauses) + int((pfc["pause"] & ~pfc["sent"]).sum())
+
+    # /queues: sparse samples on the 5us grid, never negative, never above
+    # the queue's peak in /queue_totals.
+    queues = tr.queues
+    assert len(queues) > 0
+    assert (queues["bytes"] >= 0).all()
+    assert (queues["time"] % 5_000_000 == 0).all() and (queues["time"] <= end).all()
+    totals = tr.queue_totals.set_index(["node", "port", "priority"])
+    peaks = queues.groupby(["node", "port", "priority"])["bytes"].max()
+    assert (peaks <= totals.loc[peaks.index, "peak_bytes"]).all()
+    assert int(totals["enqueued"].sum()) > 0 and int(totals["drops"].sum()) == 0
+
+    # /link_samples: per-interval throughput within the link rate (+1%: frames
+    # are counted whole when their serialisation starts), and the intervals of
+    # each direction add up to its /links totals.
+    links = tr.links
+    iv = rt.link_intervals(tr)
+    samples = tr.link_samples
+    # Samples fall on the 20 us grid, plus one final sample at the end of the run.
+    on_grid = (samples["time"] % 20_000_000 == 0) | (samples["time"] == end)
+    assert len(samples) > 0 and on_grid.all()
+    assert set(samples["row"]) == set(range(len(links)))
+    assert ((iv["time"] - iv["interval_start"]) <= 20_000_000).all()
+    assert (iv["interval_start"] >= 0).all() and (iv["time"] <= end).all()
+    assert iv["wire_gbps"].notna().all() and iv["payload_gbps"].notna().all()
+    rate_gbps = iv["rate_bps"].astype(float) / 1e9
+    assert (iv["wire_gbps"] <= rate_gbps * 1.01).all(), iv["utilisation"].max()
+    assert (iv["payload_gbps"] <= iv["wire_gbps"]).all()
+    assert ((iv[["d_frames", "d_wire_bytes", "d_payload_bytes"]]) >= 0).all().all()
+    if a["status"] == "complete":
+        sums = iv.groupby("row")[["d_frames", "d_wire_bytes", "d_payload_bytes"]].sum()
+        sums = sums.reindex(range(len(links)), fill_value=0)
+        for col in ("frames", "wire_bytes", "payload_bytes"):
+            assert (sums[f"d_{col}"].to_numpy() == links[col].to_numpy()).all(), col
+    # The data link into h0 was the bottleneck: it carried every payload byte.
+    into_h0 = links[(links["from_node"] == switch) & (links["to_name"] == "h0")]
+    assert int(into_h0["payload_bytes"].iloc[0]) == 4 * (4 << 20)
+
+    assert len(rt.drops_table(tr)) == len(tr.drops.groupby(["node", "port", "priority", "reason"]))
+
+
+def check_empty_tables(src: Path, tmp: Path) -> None:
+    """Present but empty /pfc, /drops, /queues, /link_samples, and a /deadlock
+    with its attribute: figures say so instead of failing."""
+    empty = tmp / "empty_tables.h5"
+    with h5py.File(src, "r") as fin, h5py.File(empty, "w") as fout:
+        for k, v in fin.attrs.items():
+            fout.attrs[k] = v
+        for name in ("meta", "nodes", "flows", "links"):
+            fin.copy(name, fout)
+        for name in ("pfc", "drops", "queues", "link_samples", "queue_totals", "flow_paths"):
+            fout.create_dataset(name, shape=(0,), dtype=fin[name].dtype)
+        dt = np.dtype([("node", "<u4"), ("port", "<u4"), ("priority", "u1")])
+        ds = fout.create_dataset("deadlock", data=np.array([(0, 1, 3), (0, 2, 3)], dtype=dt))
+        ds.attrs["detected_at_ps"] = np.int64(1_500_000)
+    tr = rt.load(empty)
+    for name in ("pfc", "drops", "queues", "link_samples", "queue_totals", "flow_paths"):
+        assert tr.has(name) and len(tr.tables[name]) == 0, name
+    assert (tr.flows["path"] == "").all() and (tr.flows["hops"] == 0).all()
+    assert len(rt.pfc_pauses(tr)) == 0 and len(rt.drops_table(tr)) == 0
+    assert list(rt.drops_table(tr).columns)[:4] == ["node", "port", "priority", "reason"]
+    for draw in (rt.queue_depth, rt.pfc_timeline, rt.link_throughput):
+        draw(tr)
+    dl = tr.deadlock
+    assert tr.table_attrs["deadlock"]["detected_at_ps"] == 1_500_000
+    assert list(dl["queue_label"]) == ["sw0:1/p3", "sw0:2/p3"]
+    assert list(dl["waits_on"]) == ["sw0:2/p3", "sw0:1/p3"]
+    assert list(dl["peer_name"]) == ["h1", "h2"] and (dl["detected_at_us"] == 1.5).all()
 
 
 def check_tolerance(src: Path, tmp: Path) -> Path:
@@ -149,12 +295,15 @@ def check_tolerance(src: Path, tmp: Path) -> Path:
     assert len(tr.flows) == 3 and tr.flows["src_name"].iloc[0] == "h0"
     future = tr.tables["future/things"]
     assert list(future["what"]) == ["x", "yz"] and list(future["time"]) == [5, 7]
-    try:
-        rt.link_utilisation(tr)
-    except rt.TableMissing:
-        pass
-    else:
-        raise AssertionError("link_utilisation without /links should raise TableMissing")
+    for needs_missing in (rt.link_utilisation, rt.queue_depth, rt.pfc_timeline,
+                          rt.link_throughput, rt.drops_table, rt.pfc_pauses):
+        try:
+            needs_missing(tr)
+        except rt.TableMissing:
+            pass
+        else:
+            raise AssertionError(f"{needs_missing.__name__} without its table: no TableMissing")
+    assert tr.pfc is None and tr.queues is None and tr.deadlock is None
     rt.fct_cdf(tr)  # still drawable
     # A registered attribute that is unknown raises AttributeError as usual.
     try:
@@ -166,15 +315,27 @@ def check_tolerance(src: Path, tmp: Path) -> Path:
     return pruned
 
 
-def check_figures(trace: Path, pruned: Path, tmp: Path) -> None:
+def check_figures(trace: Path, incast: Path, pruned: Path, tmp: Path) -> None:
     env = dict(os.environ, MPLCONFIGDIR=str(tmp / "mplconfig"))
     figures = [sys.executable, str(HERE / "figures.py")]
     out = tmp / "figures"
     r = subprocess.run(figures + [str(trace), "--out", str(out)],
                        capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
-    for name in ("fct_cdf.png", "link_utilisation.png"):
+    # /pfc is recorded by default (here empty or not, it is drawn); queues
+    # and link samples were not asked for, so their figures are skipped.
+    for name in BASE_FIGURES + ("pfc_timeline.png",):
         data = (out / name).read_bytes()
+        assert len(data) > 1000 and data.startswith(PNG_MAGIC), name
+    for name in ("queue_depth.png", "link_throughput.png"):
+        assert not (out / name).exists() and f"skipping {name}" in r.stderr, name
+    # The incast has every table: every figure.
+    out_incast = tmp / "figures_incast"
+    r = subprocess.run(figures + [str(incast), "--out", str(out_incast)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0 and "skipping" not in r.stderr, r.stderr
+    for name in BASE_FIGURES + NEW_FIGURES:
+        data = (out_incast / name).read_bytes()
         assert len(data) > 1000 and data.startswith(PNG_MAGIC), name
     # Without /links the utilisation figure is skipped, not an error.
     out2 = tmp / "figures_pruned"
@@ -183,6 +344,8 @@ def check_figures(trace: Path, pruned: Path, tmp: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert (out2 / "fct_cdf.png").stat().st_size > 1000
     assert not (out2 / "link_utilisation.png").exists() and "skipping" in r.stderr
+    for name in NEW_FIGURES:
+        assert not (out2 / name).exists(), name
 
 
 def main() -> int:
@@ -195,8 +358,12 @@ def main() -> int:
         out = run_sim(binary, tmp)
         summary = json.loads((out / "summary.json").read_text())
         check_trace(rt.load(out / "trace.h5"), summary)
+        incast = run_sim(binary, tmp, INCAST, "incast")
+        check_incast(rt.load(incast / "trace.h5"),
+                     json.loads((incast / "summary.json").read_text()))
+        check_empty_tables(incast / "trace.h5", tmp)
         pruned = check_tolerance(out / "trace.h5", tmp)
-        check_figures(out / "trace.h5", pruned, tmp)
+        check_figures(out / "trace.h5", incast / "trace.h5", pruned, tmp)
     print("plots trace module: all checks passed")
     return 0
 

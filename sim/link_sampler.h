@@ -1,7 +1,7 @@
 // LinkSampler: records every link direction's cumulative counters every
-// `interval`, for utilisation over time. Sparse: a direction appears only at
-// ticks where its counters changed since the previous tick (plus one row
-// when it stops), so idle links cost nothing.
+// `interval`, and once more when the run ends, for utilisation over time.
+// Sparse: a direction appears only at ticks where its counters changed since
+// the previous tick, so idle links cost nothing.
 #pragma once
 
 #include <cstdint>
@@ -32,9 +32,16 @@ class LinkSampler : public Component {
 
   void setup() override { sim().schedule(tick_, Time::zero()); }
   std::vector<LinkSample>& samples() { return samples_; }
+  // One last sample at the end of the run, so that every direction's rows
+  // add up to its totals.
+  void finish() override { record(); }
 
  private:
   void sample() {
+    record();
+    if (sim().model_events_pending() > 0) sim().schedule_in(tick_, interval_);
+  }
+  void record() {
     const Time now = sim().now();
     for (uint32_t i = 0; i < links_.size(); ++i) {
       const LinkCounters& c = links_[i]->counters();
@@ -43,7 +50,6 @@ class LinkSampler : public Component {
         last_[i] = c.wire_bytes;
       }
     }
-    if (sim().model_events_pending() > 0) sim().schedule_in(tick_, interval_);
   }
 
   std::vector<const Link*> links_;

@@ -351,6 +351,8 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     RDMASIM_FIELD(t, QueueRow, priority, H5T_NATIVE_UINT8);
     RDMASIM_FIELD(t, QueueRow, bytes, H5T_NATIVE_INT64);
     t.write(file, "queues", rows, dcpl);
+    Id ds(H5Dopen2(file, "queues", H5P_DEFAULT), H5Dclose, "/queues");
+    int_attribute(ds, "interval_ps", sc.output.queue_interval.in_ps());
   }
 
   if (!sc.output.link_interval.is_infinite()) {
@@ -367,6 +369,8 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     RDMASIM_FIELD(t, LinkSampleRow, wire_bytes, H5T_NATIVE_INT64);
     RDMASIM_FIELD(t, LinkSampleRow, payload_bytes, H5T_NATIVE_INT64);
     t.write(file, "link_samples", rows, dcpl);
+    Id ds(H5Dopen2(file, "link_samples", H5P_DEFAULT), H5Dclose, "/link_samples");
+    int_attribute(ds, "interval_ps", sc.output.link_interval.in_ps());
   }
 
   {
