@@ -255,3 +255,27 @@ TEST_CASE("V4d XOFF/XON band and pause cycle of a 2:1 incast (HPCC MMU)", "[vali
   const double expected = 4 * (delta + C * t_rt) / C;
   CHECK(measured == Approx(expected).epsilon(0.2));
 }
+
+TEST_CASE("V4b extensive: headroom H prevents loss at 64 offsets", "[extensive][validation][V4]") {
+  const Time cable = Time::ns(500);
+  const Time response = Time::ns(100);
+  const Bytes h(formula_headroom_bits(cable, response) / 8 + 1);
+  const Time step = (Bytes(9236) / kRate) / 64;
+  for (int k = 0; k < 64; ++k) {
+    INFO("offset " << k);
+    CHECK(run_headroom(h, true, Time::us(1) + step * k, cable, response).drops == 0);
+  }
+}
+
+TEST_CASE("V4c2 extensive: two lossless frames short of H drops at some of 64 offsets",
+          "[extensive][validation][V4]") {
+  const Time cable = Time::ns(500);
+  const Time response = Time::ns(100);
+  const int64_t hc_bits = formula_headroom_bits(cable, response) - 2 * 8 * (4158 + 20);
+  const Time step = (Bytes(9236) / kRate) / 64;
+  uint64_t drops = 0;
+  for (int k = 0; k < 64; ++k) {
+    drops += run_headroom(Bytes(hc_bits / 8), true, Time::us(1) + step * k, cable, response).drops;
+  }
+  CHECK(drops >= 1);
+}
