@@ -139,6 +139,16 @@ class ForwardingTable {
 
   // Egress port for a packet to `dst` with flow key `flow_key`, or -1.
   int64_t select(uint32_t dst, uint64_t flow_key) const {
+    // Common case, one pass: no static routes, a destination with a single
+    // attachment, not on this switch.
+    if (static_.empty() && hosts_ && dst + 1 < hosts_->offsets.size()) {
+      const auto atts = hosts_->of(dst);
+      if (atts.size() == 1 && atts[0].node != self_ && atts[0].group != kNoGroup) {
+        const auto set = group_ports(atts[0].group);
+        if (set.empty()) return -1;
+        return set.size() == 1 ? set[0] : set[mix64(flow_key) % set.size()];
+      }
+    }
     const uint32_t n = count(dst);
     if (n == 0) return -1;
     uint64_t pick = n == 1 ? 0 : mix64(flow_key) % n;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "sim/hash.h"
 #include "sim/output/version.h"
 
 namespace rdmasim {
@@ -54,8 +55,6 @@ FlowStats flow_stats(const RunResult& r) {
   std::sort(s.goodput.begin(), s.goodput.end());
   return s;
 }
-
-std::string hex64(uint64_t v) { return fmt::format("{:016x}", v); }
 
 }  // namespace
 

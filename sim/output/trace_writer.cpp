@@ -85,6 +85,15 @@ class Table {
   Id mem_;
 };
 
+// Rows with every byte zero (padding included) before the fields are set, so
+// that nothing uninitialised can reach the file.
+template <class Row>
+std::vector<Row> zeroed(size_t n) {
+  std::vector<Row> rows(n);
+  std::memset(static_cast<void*>(rows.data()), 0, n * sizeof(Row));
+  return rows;
+}
+
 #define RDMASIM_FIELD(table, Row, member, type) table.field(#member, offsetof(Row, member), type)
 
 constexpr int64_t kTraceFormatVersion = 1;
@@ -198,8 +207,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   }
 
   {
-    std::vector<NodeRow> rows(topo.nodes().size());
-    std::memset(rows.data(), 0, rows.size() * sizeof(NodeRow));
+    auto rows = zeroed<NodeRow>(topo.nodes().size());
     for (uint32_t i = 0; i < rows.size(); ++i) {
       const TopoNode& n = topo.node(i);
       rows[i].id = i;
@@ -222,8 +230,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   }
 
   {
-    std::vector<FlowRow> rows(r.flows.size());
-    std::memset(rows.data(), 0, rows.size() * sizeof(FlowRow));
+    auto rows = zeroed<FlowRow>(r.flows.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       const FlowResult& f = r.flows[i];
       FlowRow& row = rows[i];
@@ -259,8 +266,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   }
 
   {
-    std::vector<LinkRow> rows(r.links.size());
-    std::memset(rows.data(), 0, rows.size() * sizeof(LinkRow));
+    auto rows = zeroed<LinkRow>(r.links.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       const LinkResult& l = r.links[i];
       const TopoLink& tl = topo.links()[l.link];
@@ -297,8 +303,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   }
 
   {
-    std::vector<PfcRow> rows(r.pfc_events.size());
-    std::memset(rows.data(), 0, rows.size() * sizeof(PfcRow));
+    auto rows = zeroed<PfcRow>(r.pfc_events.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       const PfcEvent& e = r.pfc_events[i];
       rows[i] = PfcRow{e.time.in_ps(),
@@ -321,8 +326,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   }
 
   {
-    std::vector<DropRow> rows(r.drop_events.size());
-    std::memset(rows.data(), 0, rows.size() * sizeof(DropRow));
+    auto rows = zeroed<DropRow>(r.drop_events.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       const DropEvent& e = r.drop_events[i];
       rows[i] = DropRow{e.time.in_ps(), e.node, e.port, e.priority, to_string(e.reason), e.bytes};
@@ -338,8 +342,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   }
 
   if (!r.queue_samples.empty() || !sc.output.queue_interval.is_infinite()) {
-    std::vector<QueueRow> rows(r.queue_samples.size());
-    std::memset(rows.data(), 0, rows.size() * sizeof(QueueRow));
+    auto rows = zeroed<QueueRow>(r.queue_samples.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       const QueueSample& q = r.queue_samples[i];
       rows[i] = QueueRow{q.time.in_ps(), q.node, q.port, q.priority, q.bytes};
@@ -356,8 +359,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   }
 
   if (!sc.output.link_interval.is_infinite()) {
-    std::vector<LinkSampleRow> rows(r.link_samples.size());
-    std::memset(rows.data(), 0, rows.size() * sizeof(LinkSampleRow));
+    auto rows = zeroed<LinkSampleRow>(r.link_samples.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       const LinkSample& l = r.link_samples[i];
       rows[i] = LinkSampleRow{l.time.in_ps(), l.link, l.frames, l.wire_bytes, l.payload_bytes};
@@ -374,8 +376,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   }
 
   {
-    std::vector<QueueTotalsRow> rows(r.queue_totals.size());
-    std::memset(rows.data(), 0, rows.size() * sizeof(QueueTotalsRow));
+    auto rows = zeroed<QueueTotalsRow>(r.queue_totals.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       const auto& q = r.queue_totals[i];
       const auto& c = q.counters;
@@ -420,8 +421,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   }
 
   if (r.deadlock.detected) {
-    std::vector<DeadlockRow> rows(r.deadlock.cycle.size());
-    std::memset(rows.data(), 0, rows.size() * sizeof(DeadlockRow));
+    auto rows = zeroed<DeadlockRow>(r.deadlock.cycle.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       const DeadlockQueue& q = r.deadlock.cycle[i];
       rows[i] = DeadlockRow{q.node, q.port, q.priority};

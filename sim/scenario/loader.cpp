@@ -16,12 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string hex64(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 json parse_json(const std::string& text, const std::string& where) {
   try {
     return json::parse(text);
