@@ -3,8 +3,9 @@
 // Contract:
 //  1. An Event is owned by a component (usually as a member, see MemberEvent)
 //     and outlives every scheduling of it. Scheduling never allocates: the
-//     queue stores a pointer; the event stores the sequence number of its
-//     live entry, which is how the queue tells live entries from cancelled.
+//     event carries its own links for the queue's near-future buckets, and
+//     the sequence number of its live entry, which is how the queue tells
+//     live entries from cancelled ones where it keeps copies.
 //  2. An event is in the queue at most once. Scheduling one that is already
 //     scheduled is a bug (asserted); use Simulation::reschedule to move it.
 //  3. Events that fall on the same picosecond run in the total order
@@ -67,6 +68,9 @@ class Event {
   Handler handler_;
   Time when_;
   uint64_t live_seq_ = 0;  // sequence number of its live queue entry; 0: not scheduled
+  // Links of the calendar bucket the event waits in (see event_queue.h).
+  Event* next_ = nullptr;
+  Event** pprev_ = nullptr;  // the pointer that points at this event; null: not in a bucket
   uint32_t tag_;
   EventClass cls_;
 };

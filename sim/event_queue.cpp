@@ -11,9 +11,7 @@ bool later(const auto& a, const auto& b) { return b < a; }
 
 }  // namespace
 
-EventQueue::EventQueue() : buckets_(kBuckets), nonempty_(kBuckets / 64, 0) {
-  current_ = &buckets_[0];
-}
+EventQueue::EventQueue() : heads_(kBuckets, nullptr), nonempty_(kBuckets / 64, 0) {}
 
 size_t EventQueue::steps_to_next() const {
   const size_t words = kBuckets / 64;
@@ -28,7 +26,7 @@ size_t EventQueue::steps_to_next() const {
     w = (w + 1) % words;
     bits = nonempty_[w];
   }
-  return 0;  // unreachable while in_wheel_ > 0
+  return 0;  // unreachable while in_lists_ > 0
 }
 
 void EventQueue::push(Event& e, Time t) {
@@ -37,37 +35,58 @@ void EventQueue::push(Event& e, Time t) {
   e.when_ = t;
   e.live_seq_ = ++next_seq_;
   ++count_;
-  insert(Entry{t, (static_cast<uint64_t>(e.cls_) << 32) | e.tag_, e.live_seq_, &e});
+  insert(e);
 }
 
-void EventQueue::insert(const Entry& e) {
-  const auto k = static_cast<uint64_t>(e.time.in_ps() - base_) / kBucketWidth;
+void EventQueue::insert(Event& e) {
+  const auto k = static_cast<uint64_t>(e.when_.in_ps() - base_) / kBucketWidth;
   if (k >= kBuckets) {
-    heap_push(e);
+    heap_push(entry_of(e));
+    return;
+  }
+  if (k == 0) {
+    const Entry x = entry_of(e);
+    if (current_sorted_) {
+      current_.insert(std::upper_bound(current_.begin(), current_.end(), x, later<Entry, Entry>),
+                      x);
+    } else {
+      current_.push_back(x);
+    }
     return;
   }
   const size_t idx = (cursor_ + k) & (kBuckets - 1);
-  std::vector<Entry>& b = buckets_[idx];
-  if (idx == cursor_ && current_sorted_) {
-    b.insert(std::upper_bound(b.begin(), b.end(), e, later<Entry, Entry>), e);
-  } else {
-    b.push_back(e);
-  }
+  Event*& head = heads_[idx];
+  e.next_ = head;
+  if (head != nullptr) head->pprev_ = &e.next_;
+  e.pprev_ = &head;
+  head = &e;
   mark(idx);
-  ++in_wheel_;
+  ++in_lists_;
+}
+
+void EventQueue::take_bucket() {
+  Event*& head = heads_[cursor_];
+  for (Event* e = head; e != nullptr;) {
+    Event* next = e->next_;
+    e->pprev_ = nullptr;
+    current_.push_back(entry_of(*e));
+    --in_lists_;
+    e = next;
+  }
+  head = nullptr;
+  unmark(cursor_);
 }
 
 bool EventQueue::advance() {
   for (;;) {
-    if (!current_->empty()) {
+    if (!current_.empty()) {
       if (!current_sorted_) {
-        std::sort(current_->begin(), current_->end(), later<Entry, Entry>);
+        std::sort(current_.begin(), current_.end(), later<Entry, Entry>);
         current_sorted_ = true;
       }
       return true;
     }
-    unmark(cursor_);
-    if (in_wheel_ == 0) {
+    if (in_lists_ == 0) {
       if (overflow_.empty()) return false;
       // Nothing near: jump the wheel to the next far event.
       base_ = overflow_.front().time.in_ps() / kBucketWidth * kBucketWidth;
@@ -80,31 +99,38 @@ bool EventQueue::advance() {
       cursor_ = (cursor_ + steps) & (kBuckets - 1);
       base_ += static_cast<int64_t>(steps) * kBucketWidth;
     }
-    current_ = &buckets_[cursor_];
     current_sorted_ = false;
-    // Far events that the turn brought within the horizon.
+    take_bucket();
+    // Far events that the turn brought within the horizon; stale ones go.
     const int64_t horizon = base_ + static_cast<int64_t>(kBuckets) * kBucketWidth;
-    while (!overflow_.empty() && overflow_.front().time.in_ps() < horizon) insert(heap_pop());
+    while (!overflow_.empty() && overflow_.front().time.in_ps() < horizon) {
+      const Entry x = heap_pop();
+      if (!x.live()) {
+        --count_;
+        --stale_;
+        continue;
+      }
+      assert(x.event->pprev_ == nullptr && x.event->when_ == x.time);
+      insert(*x.event);
+    }
   }
 }
 
 bool EventQueue::ready() {
   for (;;) {
     if (!advance()) return false;
-    const Entry& e = current_->back();
+    const Entry& e = current_.back();
     if (e.live()) return true;
-    current_->pop_back();
-    --in_wheel_;
+    current_.pop_back();
     --count_;
     --stale_;
   }
 }
 
 Event* EventQueue::pop() {
-  assert(current_sorted_ && !current_->empty() && current_->back().live());
-  Event* e = current_->back().event;
-  current_->pop_back();
-  --in_wheel_;
+  assert(current_sorted_ && !current_.empty() && current_.back().live());
+  Event* e = current_.back().event;
+  current_.pop_back();
   --count_;
   e->live_seq_ = 0;
   return e;
@@ -113,6 +139,19 @@ Event* EventQueue::pop() {
 void EventQueue::erase(Event& e) {
   assert(e.scheduled());
   e.live_seq_ = 0;
+  if (e.pprev_ != nullptr) {
+    // In a bucket list: unlink it; nothing stale is left behind.
+    *e.pprev_ = e.next_;
+    if (e.next_ != nullptr) e.next_->pprev_ = e.pprev_;
+    const auto k = static_cast<uint64_t>(e.when_.in_ps() - base_) / kBucketWidth;
+    const size_t idx = (cursor_ + k) & (kBuckets - 1);
+    if (heads_[idx] == nullptr) unmark(idx);
+    e.pprev_ = nullptr;
+    e.next_ = nullptr;
+    --in_lists_;
+    --count_;
+    return;
+  }
   ++stale_;
 }
 
