@@ -1,5 +1,7 @@
 #include "sim/node.h"
 
+#include <algorithm>
+
 #include "sim/link.h"
 
 namespace rdmasim {
@@ -7,10 +9,13 @@ namespace rdmasim {
 Port::Port(Node& owner, uint32_t index)
     : owner_(owner), index_(index), tx_done_(this, EventClass::kTransmit, owner.id()) {}
 
+bool Port::transmitting() const { return owner_.sim().now() < busy_until_; }
+
 void Port::wake() { wake_at(owner_.sim().now()); }
 
 void Port::wake_at(Time t) {
-  if (link_ == nullptr || transmitting_) return;  // the end of the frame pulls anyway
+  if (link_ == nullptr) return;
+  t = std::max(t, busy_until_);
   if (!tx_done_.scheduled()) {
     owner_.sim().schedule(tx_done_, t);
   } else if (tx_done_.when() > t) {
@@ -19,11 +24,17 @@ void Port::wake_at(Time t) {
 }
 
 void Port::on_tx_done() {
-  transmitting_ = false;
   PacketHandle p = owner_.next_packet(index_);
   if (!p) return;  // idle until the next wake()
-  transmitting_ = true;
-  owner_.sim().schedule(tx_done_, link_->transmit(std::move(p)));
+  busy_until_ = link_->transmit(std::move(p));
+  const bool more = owner_.backlogged(index_);
+  if (tx_done_.scheduled()) {
+    // next_packet() woke the port: not before this frame ends.
+    const Time t = more ? busy_until_ : std::max(tx_done_.when(), busy_until_);
+    if (t != tx_done_.when()) owner_.sim().reschedule(tx_done_, t);
+  } else if (more) {
+    owner_.sim().schedule(tx_done_, busy_until_);
+  }
 }
 
 }  // namespace rdmasim

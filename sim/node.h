@@ -15,7 +15,12 @@
 //     returns only what may be sent now, and the node calls wake() (or
 //     wake_at() for a known future instant, such as a pause's end) when
 //     something becomes sendable.
-//  4. Node::receive gets each packet once its last bit has arrived.
+//  4. After a frame starts, the port pulls again at its end only if the node
+//     says it is backlogged() or something wakes the port meanwhile, so a
+//     frame sent from an otherwise idle port (an ACK, a PFC frame) costs one
+//     transmit event, not two. A node that does not override backlogged() is
+//     pulled at the end of every frame.
+//  5. Node::receive gets each packet once its last bit has arrived.
 #pragma once
 
 #include <cstdint>
@@ -44,11 +49,11 @@ class Port {
   void attach(Link& out) { link_ = &out; }
   // The node has a frame to send; the transmitter pulls it now if it is free.
   void wake();
-  // Something may become sendable at time t (a pause expires): pull then, if
-  // the transmitter is free and no earlier pull is pending.
+  // Something may become sendable at time t (a pause expires): pull then (or
+  // when the frame being sent ends, if later), unless an earlier pull is pending.
   void wake_at(Time t);
   // True while a frame is being serialized.
-  bool transmitting() const { return transmitting_; }
+  bool transmitting() const;
 
  private:
   void on_tx_done();
@@ -56,7 +61,7 @@ class Port {
   Node& owner_;
   uint32_t index_;
   Link* link_ = nullptr;
-  bool transmitting_ = false;
+  Time busy_until_;  // when the frame being serialized ends
   MemberEvent<Port, &Port::on_tx_done> tx_done_;
 };
 
@@ -75,6 +80,12 @@ class Node : public Component {
   virtual void receive(uint32_t port, PacketHandle p) = 0;
   // The transmitter of `port` is free: the next frame to send, or none.
   virtual PacketHandle next_packet(uint32_t port) = 0;
+  // Asked right after `port` started a frame: may next_packet() have another
+  // one when it ends? false only if the node will wake() the port when it has.
+  virtual bool backlogged(uint32_t port) const {
+    (void)port;
+    return true;
+  }
 
  private:
   std::vector<std::unique_ptr<Port>> ports_;

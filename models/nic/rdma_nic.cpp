@@ -147,6 +147,17 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
   return {};
 }
 
+bool RdmaNic::backlogged(uint32_t port_index) const {
+  // Everything that makes next_packet() return a frame is in these rings;
+  // whatever fills them wakes the port (activate(), emit_control(), PFC).
+  const PortState& ps = *ports_[port_index];
+  if (!ps.pfc_out.empty() || !ps.active.empty()) return true;
+  for (const Ring<PacketHandle>& ring : ps.control) {
+    if (!ring.empty()) return true;
+  }
+  return false;
+}
+
 void RdmaNic::classify(Packet& p, PacketKind kind) const {
   p.kind = kind;
   switch (kind) {

@@ -228,6 +228,12 @@ PacketHandle Switch::next_packet(uint32_t port) {
   return p;
 }
 
+bool Switch::backlogged(uint32_t port) const {
+  // forward() and send_pfc() wake the port for anything new.
+  const Port& pt = ports_[port];
+  return !pt.control.empty() || pt.queues.nonempty_mask() != 0;
+}
+
 void Switch::drop(PacketHandle p, uint32_t port, uint8_t prio, DropReason why) {
   ++ports_[port].counters[prio].drops[static_cast<size_t>(why)];
   if (drop_probe.attached())

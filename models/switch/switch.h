@@ -89,6 +89,7 @@ class Switch : public Node {
   void setup() override;
   void receive(uint32_t port, PacketHandle p) override;
   PacketHandle next_packet(uint32_t port) override;
+  bool backlogged(uint32_t port) const override;
 
   // ---- observation ----
   const SwitchCounters& counters() const { return counters_; }
