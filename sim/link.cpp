@@ -12,8 +12,8 @@ namespace rdmasim {
 Link::Link(Simulation& sim, std::string name, BitRate rate, Time delay)
     : Component(sim, std::move(name)),
       serializer_(rate),
-      rng_(sim.rng_stream(this->name())),
-      propagation_(this, sim, delay, EventClass::kDelivery, id()) {
+      propagation_(this, sim, delay, EventClass::kDelivery, id()),
+      rng_(sim.rng_stream(this->name())) {
   if (rate.in_bps() <= 0) throw std::invalid_argument("link rate must be positive");
   if (delay <= Time::zero()) throw std::invalid_argument("link delay must be positive");
 }

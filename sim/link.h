@@ -72,17 +72,19 @@ class Link : public Component {
  private:
   void deliver(PacketHandle p);
 
-  Serializer serializer_;
+  // Members in the order a frame touches them (transmit, then deliver), so a
+  // hop reads few cache lines of the link.
   Time tx_end_;
-  Node* to_ = nullptr;
-  uint32_t to_port_ = 0;
-  LinkCounters counters_;
+  Serializer serializer_;
   bool up_ = true;
   int64_t cut_through_bytes_ = 0;
   double ber_ = 0;
+  LinkCounters counters_;
+  DelayLine<Link, &Link::deliver> propagation_;
+  Node* to_ = nullptr;
+  uint32_t to_port_ = 0;
   double log1m_ber_ = 0;  // log(1 - BER), so a frame's survival is exp(bits * log1m_ber_)
   RngStream rng_;
-  DelayLine<Link, &Link::deliver> propagation_;
 };
 
 }  // namespace rdmasim

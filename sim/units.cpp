@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cassert>
+#include <cstdint>
 #include <cstdio>
 
 namespace rdmasim {
@@ -183,7 +184,17 @@ BitRate operator/(Bytes b, Time t) {
 }
 
 Time Serializer::next(Bytes b) {
-  i128 num = static_cast<i128>(b.bits()) * kPsPerSecond + carry_;
+  // The same arithmetic in 64 bits whenever it fits (frames under ~1 MB):
+  // a 128-bit division is a library call, on every frame.
+  const int64_t bits = b.bits();
+  if (bits >= 0 && bits <= (INT64_MAX - carry_) / kPsPerSecond) {
+    const auto n = static_cast<uint64_t>(bits * kPsPerSecond + carry_);
+    const auto r = static_cast<uint64_t>(rate_.in_bps());
+    const uint64_t q = n / r;
+    carry_ = static_cast<int64_t>(n - q * r);
+    return Time::ps(static_cast<int64_t>(q));
+  }
+  i128 num = static_cast<i128>(bits) * kPsPerSecond + carry_;
   i128 q = num / rate_.in_bps();
   carry_ = static_cast<int64_t>(num - q * rate_.in_bps());
   return Time::ps(static_cast<int64_t>(q));
