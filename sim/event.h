@@ -73,6 +73,7 @@ class Event {
   Event** pprev_ = nullptr;  // the pointer that points at this event; null: not in a bucket
   uint32_t tag_;
   EventClass cls_;
+  uint8_t level_ = 0;  // which wheel's bucket list holds it (1 or 2); 0: none
 };
 
 // An event that calls `(owner->*Method)()`: the usual way a component owns its

@@ -11,70 +11,108 @@ bool later(const auto& a, const auto& b) { return b < a; }
 
 }  // namespace
 
-EventQueue::EventQueue() : heads_(kBuckets, nullptr), nonempty_(kBuckets / 64, 0) {}
+EventQueue::EventQueue()
+    : buckets_(kBuckets, nullptr),
+      bucket_bits_(kBuckets / 64, 0),
+      slots_(kSlots, nullptr),
+      slot_bits_(kSlots / 64, 0) {}
 
-size_t EventQueue::steps_to_next() const {
-  const size_t words = kBuckets / 64;
-  const size_t start = (cursor_ + 1) & (kBuckets - 1);
-  size_t w = start >> 6;
-  uint64_t bits = nonempty_[w] & (~uint64_t{0} << (start & 63));
-  for (size_t n = 0; n <= words; ++n) {
-    if (bits != 0) {
-      const size_t idx = (w << 6) | static_cast<size_t>(__builtin_ctzll(bits));
-      return (idx - cursor_) & (kBuckets - 1);
-    }
-    w = (w + 1) % words;
-    bits = nonempty_[w];
+size_t EventQueue::next_set(const std::vector<uint64_t>& bits, size_t from, size_t n) {
+  if (from >= n) return n;
+  size_t w = from >> 6;
+  uint64_t word = bits[w] & (~uint64_t{0} << (from & 63));
+  for (;;) {
+    if (word != 0) return (w << 6) | static_cast<size_t>(__builtin_ctzll(word));
+    if (++w == n / 64) return n;
+    word = bits[w];
   }
-  return 0;  // unreachable while in_lists_ > 0
 }
 
 void EventQueue::push(Event& e, Time t) {
   assert(!e.scheduled());
-  assert(t.in_ps() >= base_);
+  assert(epoch_of(t) > epoch_ || (epoch_of(t) == epoch_ && bucket_of(t) >= cursor_));
   e.when_ = t;
   e.live_seq_ = ++next_seq_;
   ++count_;
   insert(e);
 }
 
-void EventQueue::insert(Event& e) {
-  const auto k = static_cast<uint64_t>(e.when_.in_ps() - base_) / kBucketWidth;
-  if (k >= kBuckets) {
-    heap_push(entry_of(e));
-    return;
-  }
-  if (k == 0) {
-    const Entry x = entry_of(e);
-    if (current_sorted_) {
-      current_.insert(std::upper_bound(current_.begin(), current_.end(), x, later<Entry, Entry>),
-                      x);
-    } else {
-      current_.push_back(x);
-    }
-    return;
-  }
-  const size_t idx = (cursor_ + k) & (kBuckets - 1);
-  Event*& head = heads_[idx];
+void EventQueue::link(Event*& head, Event& e, uint8_t level) {
   e.next_ = head;
   if (head != nullptr) head->pprev_ = &e.next_;
   e.pprev_ = &head;
+  e.level_ = level;
   head = &e;
-  mark(idx);
-  ++in_lists_;
+}
+
+void EventQueue::insert(Event& e) {
+  const uint64_t epoch = epoch_of(e.when_);
+  if (epoch == epoch_) {
+    const size_t idx = bucket_of(e.when_);
+    if (idx == cursor_) {
+      const Entry x = entry_of(e);
+      if (current_sorted_) {
+        current_.insert(std::upper_bound(current_.begin(), current_.end(), x, later<Entry, Entry>),
+                        x);
+      } else {
+        current_.push_back(x);
+      }
+      return;
+    }
+    link(buckets_[idx], e, 1);
+    mark(bucket_bits_, idx);
+    ++in_buckets_;
+  } else if (epoch - epoch_ < kSlots) {
+    const size_t idx = static_cast<size_t>(epoch) & (kSlots - 1);
+    link(slots_[idx], e, 2);
+    mark(slot_bits_, idx);
+    ++in_slots_;
+  } else {
+    heap_push(entry_of(e));
+  }
 }
 
 void EventQueue::take_bucket() {
-  Event*& head = heads_[cursor_];
+  Event*& head = buckets_[cursor_];
   for (Event* e = head; e != nullptr;) {
     Event* next = e->next_;
     e->pprev_ = nullptr;
+    e->level_ = 0;
     current_.push_back(entry_of(*e));
-    --in_lists_;
+    --in_buckets_;
     e = next;
   }
   head = nullptr;
-  unmark(cursor_);
+  unmark(bucket_bits_, cursor_);
+}
+
+void EventQueue::start_epoch(uint64_t epoch) {
+  assert(in_buckets_ == 0 && current_.empty());
+  epoch_ = epoch;
+  cursor_ = 0;
+  const size_t idx = static_cast<size_t>(epoch) & (kSlots - 1);
+  Event* e = slots_[idx];
+  slots_[idx] = nullptr;
+  unmark(slot_bits_, idx);
+  while (e != nullptr) {
+    Event* next = e->next_;
+    e->pprev_ = nullptr;
+    e->level_ = 0;
+    --in_slots_;
+    insert(*e);
+    e = next;
+  }
+  // Heap events that level 2 now reaches; stale ones go.
+  while (!overflow_.empty() && epoch_of(overflow_.front().time) - epoch_ < kSlots) {
+    const Entry x = heap_pop();
+    if (!x.live()) {
+      --count_;
+      --stale_;
+      continue;
+    }
+    assert(x.event->level_ == 0 && x.event->when_ == x.time);
+    insert(*x.event);
+  }
 }
 
 bool EventQueue::advance() {
@@ -86,33 +124,29 @@ bool EventQueue::advance() {
       }
       return true;
     }
-    if (in_lists_ == 0) {
-      if (overflow_.empty()) return false;
-      // Nothing near: jump the wheel to the next far event.
-      base_ = overflow_.front().time.in_ps() / kBucketWidth * kBucketWidth;
-      cursor_ = 0;
-    } else {
-      // Straight to the next non-empty bucket. Far events that this brings
-      // within the horizon are later than everything in the wheel, so they
-      // cannot belong to a skipped bucket.
-      const size_t steps = steps_to_next();
-      cursor_ = (cursor_ + steps) & (kBuckets - 1);
-      base_ += static_cast<int64_t>(steps) * kBucketWidth;
-    }
     current_sorted_ = false;
-    take_bucket();
-    // Far events that the turn brought within the horizon; stale ones go.
-    const int64_t horizon = base_ + static_cast<int64_t>(kBuckets) * kBucketWidth;
-    while (!overflow_.empty() && overflow_.front().time.in_ps() < horizon) {
-      const Entry x = heap_pop();
-      if (!x.live()) {
-        --count_;
-        --stale_;
-        continue;
+    const size_t next = in_buckets_ == 0 ? kBuckets : next_set(bucket_bits_, cursor_ + 1, kBuckets);
+    if (next < kBuckets) {
+      cursor_ = next;
+    } else {
+      // The epoch is over: on to the next one that holds anything.
+      uint64_t epoch = 0;
+      if (in_slots_ > 0) {
+        const size_t from = static_cast<size_t>(epoch_ + 1) & (kSlots - 1);
+        size_t idx = next_set(slot_bits_, from, kSlots);
+        if (idx == kSlots) idx = next_set(slot_bits_, 0, from);
+        epoch = epoch_ + ((idx - static_cast<size_t>(epoch_)) & (kSlots - 1));
+      } else if (!overflow_.empty()) {
+        epoch = epoch_of(overflow_.front().time);
+      } else {
+        return false;
       }
-      assert(x.event->pprev_ == nullptr && x.event->when_ == x.time);
-      insert(*x.event);
+      start_epoch(epoch);
+      if (!current_.empty()) continue;  // bucket 0 was filled directly
+      if (in_buckets_ == 0) continue;   // only stale heap entries were due
+      cursor_ = next_set(bucket_bits_, 0, kBuckets);
     }
+    take_bucket();
   }
 }
 
@@ -139,16 +173,22 @@ Event* EventQueue::pop() {
 void EventQueue::erase(Event& e) {
   assert(e.scheduled());
   e.live_seq_ = 0;
-  if (e.pprev_ != nullptr) {
-    // In a bucket list: unlink it; nothing stale is left behind.
+  if (e.level_ != 0) {
+    // In a list: unlink it; nothing stale is left behind.
     *e.pprev_ = e.next_;
     if (e.next_ != nullptr) e.next_->pprev_ = e.pprev_;
-    const auto k = static_cast<uint64_t>(e.when_.in_ps() - base_) / kBucketWidth;
-    const size_t idx = (cursor_ + k) & (kBuckets - 1);
-    if (heads_[idx] == nullptr) unmark(idx);
+    if (e.level_ == 1) {
+      const size_t idx = bucket_of(e.when_);
+      if (buckets_[idx] == nullptr) unmark(bucket_bits_, idx);
+      --in_buckets_;
+    } else {
+      const size_t idx = slot_of(e.when_);
+      if (slots_[idx] == nullptr) unmark(slot_bits_, idx);
+      --in_slots_;
+    }
     e.pprev_ = nullptr;
     e.next_ = nullptr;
-    --in_lists_;
+    e.level_ = 0;
     --count_;
     return;
   }

@@ -1,25 +1,27 @@
-// The future event set: a calendar queue (a timing wheel of buckets for the
-// near future, a 4-ary heap for the far future).
+// The future event set: a two-level calendar queue (timing wheels) for the
+// near future, a 4-ary heap for the far future.
 //
 // Contract:
 //  1. Events pop in the total order (time, EventClass, tag, sequence) of
 //     event.h, exactly as a heap would pop them: the order, and therefore
 //     every run's fingerprint, does not depend on the queue's structure.
-//  2. The wheel has kBuckets buckets of kBucketWidth picoseconds each, from
-//     `base_`. A bucket is an intrusive doubly linked list through the events
-//     themselves, so scheduling writes only to the event (which the caller
-//     has just touched) and to a bucket head: no entry is copied anywhere.
-//     When a bucket becomes current its events are copied into a vector and
-//     sorted once; an event scheduled into the current bucket is inserted in
-//     order. An event due at or after base_ + horizon goes into the overflow
-//     heap; as the wheel turns, overflow events that come within the horizon
-//     move into buckets. Scheduling and popping are O(1) amortised for the
-//     near-future events that dominate a packet simulation (a packet's next
-//     event is a serialization or a propagation delay away), O(log n) for the
-//     rest, and never allocate once the vectors have reached their peak sizes.
-//  3. erase (cancel) is O(1): an event in a bucket list is unlinked; one in
-//     the current bucket's vector or in the heap is marked unscheduled and
-//     its entry becomes stale (an entry is live iff its sequence number is its
+//  2. Time is cut into epochs of kBuckets x kBucketWidth picoseconds (8.4 us).
+//     Level 1 holds the current epoch in kBuckets buckets; level 2 holds the
+//     next kSlots - 1 epochs (8.6 ms), one list per epoch; later events go to
+//     the overflow heap. A bucket (and a level-2 slot) is an intrusive doubly
+//     linked list through the events themselves, so scheduling writes only to
+//     the event (which the caller has just touched) and to a list head, and
+//     cancelling unlinks. When a bucket becomes current its events are copied
+//     into a vector and sorted once; an event scheduled into the current
+//     bucket is inserted in order. When the epoch ends, the next non-empty
+//     epoch's slot is spread over the buckets, and heap events that come
+//     within level 2's reach move into it. Scheduling and popping are O(1)
+//     amortised for everything but events more than 8.6 ms ahead (timeouts),
+//     which cost O(log n), and nothing allocates once the vectors have
+//     reached their peak sizes.
+//  3. erase (cancel) is O(1): an event in a list is unlinked; one in the
+//     current bucket's vector or in the heap is marked unscheduled and its
+//     entry becomes stale (an entry is live iff its sequence number is its
 //     event's live_seq_); stale entries are dropped when they come up.
 #pragma once
 
@@ -47,11 +49,15 @@ class EventQueue {
   Event* pop();
   void erase(Event& e);
 
-  // 8.2 ns buckets, 1024 of them: an 8.4 us horizon, longer than a typical
-  // link's propagation delay plus a frame. (Measured on W1: 1 ns to 130 ns
-  // buckets all run within noise of each other.)
-  static constexpr int64_t kBucketWidth = 8192;
+  // 8.2 ns buckets, 1024 of them: 8.4 us epochs, longer than a typical link's
+  // propagation delay plus a frame. (Measured on W1: 1 ns to 130 ns buckets
+  // all run within noise of each other.) 1024 epochs ahead: 8.6 ms, beyond
+  // PFC pauses and congestion-control timers.
+  static constexpr int kBucketShift = 13;
+  static constexpr int64_t kBucketWidth = int64_t{1} << kBucketShift;
   static constexpr size_t kBuckets = 1024;
+  static constexpr int kEpochShift = kBucketShift + 10;
+  static constexpr size_t kSlots = 1024;
 
  private:
   struct Entry {
@@ -70,29 +76,44 @@ class EventQueue {
     return Entry{e.when_, (static_cast<uint64_t>(e.cls_) << 32) | e.tag_, e.live_seq_,
                  const_cast<Event*>(&e)};
   }
+  static uint64_t epoch_of(Time t) { return static_cast<uint64_t>(t.in_ps()) >> kEpochShift; }
+  static size_t bucket_of(Time t) {
+    return static_cast<size_t>(t.in_ps() >> kBucketShift) & (kBuckets - 1);
+  }
+  static size_t slot_of(Time t) { return static_cast<size_t>(epoch_of(t)) & (kSlots - 1); }
 
   // Makes current_ hold the first non-empty bucket (sorted, earliest last);
   // false if the queue holds nothing.
   bool advance();
   void insert(Event& e);
-  // Moves bucket cursor_'s list into current_.
+  static void link(Event*& head, Event& e, uint8_t level);
+  // Moves the events of level-1 bucket cursor_ into current_.
   void take_bucket();
+  // Starts epoch `epoch`: spreads its slot over the buckets, pulls heap events.
+  void start_epoch(uint64_t epoch);
   void heap_push(const Entry& e);
   Entry heap_pop();
 
-  void mark(size_t idx) { nonempty_[idx >> 6] |= uint64_t{1} << (idx & 63); }
-  void unmark(size_t idx) { nonempty_[idx >> 6] &= ~(uint64_t{1} << (idx & 63)); }
-  // Buckets after cursor_ (circularly) to the next non-empty one.
-  size_t steps_to_next() const;
+  static void mark(std::vector<uint64_t>& bits, size_t i) {
+    bits[i >> 6] |= uint64_t{1} << (i & 63);
+  }
+  static void unmark(std::vector<uint64_t>& bits, size_t i) {
+    bits[i >> 6] &= ~(uint64_t{1} << (i & 63));
+  }
+  // The first set bit at or after `from` (no wrap-around); `n` if none.
+  static size_t next_set(const std::vector<uint64_t>& bits, size_t from, size_t n);
 
-  std::vector<Event*> heads_;       // bucket lists; bucket cursor_'s is always empty
-  std::vector<uint64_t> nonempty_;  // one bit per bucket list
-  std::vector<Entry> current_;      // bucket cursor_, sorted descending once current_sorted_
+  std::vector<Event*> buckets_;  // level 1: the current epoch; bucket cursor_'s is empty
+  std::vector<uint64_t> bucket_bits_;
+  std::vector<Event*> slots_;  // level 2: one list per epoch, by epoch mod kSlots
+  std::vector<uint64_t> slot_bits_;
+  std::vector<Entry> current_;  // bucket cursor_, sorted descending once current_sorted_
   bool current_sorted_ = false;
-  int64_t base_ = 0;  // start time (ps) of bucket cursor_
-  size_t cursor_ = 0;
-  size_t in_lists_ = 0;          // events in bucket lists (all live)
-  std::vector<Entry> overflow_;  // 4-ary min-heap of events beyond the horizon
+  uint64_t epoch_ = 0;           // the epoch level 1 holds
+  size_t cursor_ = 0;            // the current bucket
+  size_t in_buckets_ = 0;        // events in level-1 lists (all live)
+  size_t in_slots_ = 0;          // events in level-2 lists (all live)
+  std::vector<Entry> overflow_;  // 4-ary min-heap of events beyond level 2
   size_t count_ = 0;             // entries and listed events, stale ones included
   size_t stale_ = 0;
   uint64_t next_seq_ = 0;

@@ -1,5 +1,11 @@
 #include "test/support/catch_units.h"
 
+#include <array>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <tuple>
 #include <vector>
 
 #include "sim/event_queue.h"
@@ -85,4 +91,70 @@ TEST_CASE("cancelled and rescheduled events leave no trace in the order or the s
   CHECK(q.empty());
   CHECK(q.size() == 0);
   CHECK_FALSE(a.scheduled());
+}
+
+// Scheduling, cancelling and popping at random, near and far (within a bucket,
+// an epoch, level 2's 8.6 ms and beyond it), against a sorted reference.
+TEST_CASE("the wheels and the heap pop in the reference order under random churn",
+          "[quick][event]") {
+  EventQueue q;
+  std::vector<std::unique_ptr<Event>> events;
+  for (uint32_t i = 0; i < 400; ++i) {
+    events.push_back(std::make_unique<Event>(static_cast<EventClass>(i % 4), i % 7, noop));
+  }
+  std::mt19937_64 rng(7);
+  const std::array<int64_t, 5> spans = {8'000, 8'000'000, 2'000'000'000, 9'000'000'000,
+                                        200'000'000'000};
+  struct Ref {
+    int64_t t;
+    uint64_t class_tag;
+    uint64_t order;
+    Event* e;
+    bool operator<(const Ref& o) const {
+      return std::tie(t, class_tag, order) < std::tie(o.t, o.class_tag, o.order);
+    }
+  };
+  std::set<Ref> ref;
+  std::map<Event*, Ref> where;
+  uint64_t order = 0;
+  int64_t now = 0;
+  auto schedule = [&](Event& e) {
+    const int64_t t = now + static_cast<int64_t>(rng() % static_cast<uint64_t>(spans[rng() % 5]));
+    if (e.scheduled()) {
+      q.erase(e);
+      ref.erase(where[&e]);
+    }
+    q.push(e, Time::ps(t));
+    const Ref r{t, (static_cast<uint64_t>(e.event_class()) << 32) | e.tag(), ++order, &e};
+    ref.insert(r);
+    where[&e] = r;
+  };
+  for (auto& e : events) schedule(*e);
+  size_t popped = 0;
+  while (!ref.empty()) {
+    REQUIRE(q.ready());
+    REQUIRE(q.size() == ref.size());
+    const Ref expected = *ref.begin();
+    REQUIRE(q.top_time() == Time::ps(expected.t));
+    Event* e = q.pop();
+    REQUIRE(e == expected.e);
+    ref.erase(ref.begin());
+    now = expected.t;
+    ++popped;
+    // Churn: reschedule or cancel a few random events, re-arm the popped one.
+    for (int k = 0; k < 3 && popped < 20'000; ++k) {
+      Event& x = *events[rng() % events.size()];
+      if (rng() % 4 == 0) {
+        if (x.scheduled()) {
+          q.erase(x);
+          ref.erase(where[&x]);
+        }
+      } else {
+        schedule(x);
+      }
+    }
+    if (popped < 20'000) schedule(*e);
+  }
+  CHECK(q.empty());
+  CHECK(popped > 20'000);
 }
