@@ -40,8 +40,11 @@ class DelayLine {
   void push_at(Time due, PacketHandle p) {
     assert(ring_.empty() || due >= last_due_);
     last_due_ = due;
-    if (ring_.empty()) sim_.schedule(event_, due);
     ring_.push_back(Entry{due, std::move(p)});
+    if (ring_.size() == 1) {
+      event_.set_prefetch_hint(&ring_.front());
+      sim_.schedule(event_, due);
+    }
   }
 
  private:
@@ -53,6 +56,7 @@ class DelayLine {
     PacketHandle p = std::move(ring_.front().packet);
     ring_.pop_front();
     if (!ring_.empty()) {
+      event_.set_prefetch_hint(&ring_.front());
       sim_.schedule(event_, ring_.front().due);
       // The next packet is delivered a frame time from now; by then a line
       // read now has a fair chance to still be cached (measured: W1 faster).

@@ -60,6 +60,11 @@ class Event {
   uint32_t tag() const { return tag_; }
   // Set once the owning component knows its stable id.
   void set_tag(uint32_t tag) { tag_ = tag; }
+  // Memory the handler will read first that is not in the event itself (e.g.
+  // the link's in-flight record of the packet it delivers). The queue
+  // prefetches it when the event's bucket becomes current, a few events
+  // before it runs: the simulation is bound by memory latency. Null: none.
+  void set_prefetch_hint(const void* p) { hint_ = p; }
 
  private:
   friend class EventQueue;
@@ -71,6 +76,7 @@ class Event {
   // Links of the calendar bucket the event waits in (see event_queue.h).
   Event* next_ = nullptr;
   Event** pprev_ = nullptr;  // the pointer that points at this event; null: not in a bucket
+  const void* hint_ = nullptr;
   uint32_t tag_;
   EventClass cls_;
   uint8_t level_ = 0;  // which wheel's bucket list holds it (1 or 2); 0: none

@@ -78,6 +78,7 @@ void EventQueue::take_bucket() {
     Event* next = e->next_;
     e->pprev_ = nullptr;
     e->level_ = 0;
+    __builtin_prefetch(e->hint_);
     current_.push_back(entry_of(*e));
     --in_buckets_;
     e = next;
