@@ -54,6 +54,9 @@ class Port {
   void wake_at(Time t);
   // True while a frame is being serialized.
   bool transmitting() const;
+  // The node's state for this port, which next_packet() reads first: fetched
+  // ahead of each pull (see Event::set_prefetch_hint).
+  void set_state_hint(const void* state) { tx_done_.set_prefetch_hint(state); }
 
  private:
   void on_tx_done();

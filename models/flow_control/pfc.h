@@ -9,6 +9,7 @@
 // MAC control frames: they bypass the data queues and are never paused.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -72,6 +73,22 @@ class PauseState {
 
   bool paused(int priority, Time now) const {
     return from_[priority] <= now && now < until_[priority];
+  }
+  // The priorities paused at `now` (bit p = priority p), and in `stable_until`
+  // the earliest later time at which that can change without a new frame.
+  uint8_t paused_mask(Time now, Time& stable_until) const {
+    uint8_t mask = 0;
+    Time next = Time::infinite();
+    for (int p = 0; p < kNumPriorities; ++p) {
+      if (from_[p] > now) {
+        next = std::min(next, from_[p]);
+      } else if (now < until_[p]) {
+        mask |= static_cast<uint8_t>(1U << p);
+        next = std::min(next, until_[p]);
+      }
+    }
+    stable_until = next;
+    return mask;
   }
   // Paused at `now` or about to be (a frame received, response pending).
   Time paused_until(int priority) const { return until_[priority]; }

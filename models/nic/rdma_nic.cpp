@@ -37,6 +37,7 @@ void RdmaNic::setup() {
   for (uint32_t i = 0; i < num_ports(); ++i) {
     ports_.push_back(std::make_unique<PortState>(this, i, id()));
     ports_.back()->rx.configure(cfg_.rx_drain_rate, cfg_.rx_buffer);
+    port(i).set_state_hint(ports_.back().get());
   }
   // Work posted before setup starts now.
   for (auto& s : qps_) activate(s->qp.qpn());

@@ -56,9 +56,10 @@ void DeadlockDetector::check() {
       for (uint8_t q2 = 0; q2 < 8; ++q2) {
         const Key k2{it->second, p2, q2};
         if (state.find(k2) == state.end()) continue;
-        const Ring<PacketHandle>& ring = next.egress(p2).queue(q2);
-        for (size_t n = 0; n < ring.size(); ++n) {
-          if (ring[n]->ingress_port == in_port && ring[n]->ingress_priority == q) {
+        const EgressQueues& eq = next.egress(p2);
+        for (size_t n = 0; n < eq.packets(q2); ++n) {
+          const Packet& pk = eq.packet(q2, n);
+          if (pk.ingress_port == in_port && pk.ingress_priority == q) {
             out.push_back(k2);
             break;
           }

@@ -1,57 +1,85 @@
-// EgressQueues: the eight priority queues of one egress port and the
-// scheduler that picks among them: strict priority first (highest first),
-// then deficit weighted round robin (Shreedhar & Varghese, SIGCOMM 1995)
-// among the other priorities.
+// EgressQueues: the eight priority queues of one egress port, its queue of
+// MAC control frames, and the scheduler that picks among the priorities:
+// strict priority first (highest first), then deficit weighted round robin
+// (Shreedhar & Varghese, SIGCOMM 1995) among the other priorities.
 //
 // Contract:
 //  1. pop() considers only priorities in `allowed` (the caller removes those
 //     paused by PFC); it returns nothing when none of them has a packet.
+//     Control frames (PFC) are a separate FIFO the caller sends first; they
+//     are never paused.
 //  2. DWRR: a queue's turn adds weight x quantum to its deficit; it sends
 //     while its head fits the deficit; an emptied queue's deficit is reset,
 //     a paused one's is kept. With a quantum at least the largest frame every
 //     turn sends at least one packet, so pop() is O(priorities).
+//  3. Layout, because queued packets evict everything else from the caches:
+//     what pop() decides with (non-empty mask, DWRR cursor, control queue,
+//     the caller's cache of allowed priorities) is one cache line, and each
+//     priority's ring header, byte count, deficit and per-packet counters are
+//     one line of their own, so a push or a pop touches two lines of this
+//     object. Rings hold bare handles (eight to a line); DWRR reads only the
+//     head packet's size, and a packet is prefetched when it becomes the head
+//     (it is read when it leaves anyway).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <new>
 
 #include "models/switch/switch_config.h"
 #include "sim/packet.h"
 #include "sim/ring.h"
+#include "sim/units.h"
 
 namespace rdmasim {
 
 class EgressQueues {
  public:
   void push(uint8_t prio, PacketHandle p) {
-    bytes_[prio] += p->wire_bytes;
-    sizes_[prio].push_back(p->wire_bytes);
-    q_[prio].push_back(std::move(p));
+    Lane& l = lanes_[prio];
+    const uint32_t size = p->wire_bytes;
+    l.push(std::move(p));
+    l.bytes += size;
+    ++l.enqueued;
+    l.peak_bytes = std::max(l.peak_bytes, l.bytes);
     nonempty_ |= static_cast<uint8_t>(1U << prio);
   }
 
-  PacketHandle pop(uint8_t allowed, const SwitchConfig& cfg) {
+  // `now` is recorded as the time the popped packet's queue last sent.
+  PacketHandle pop(uint8_t allowed, const SwitchConfig& cfg, Time now = Time::zero()) {
     const uint8_t cand = nonempty_ & allowed;
     if (cand == 0) return {};
     const uint8_t strict = cand & cfg.strict_mask;
-    if (strict != 0) return take(static_cast<uint8_t>(31 - __builtin_clz(strict)));
+    if (strict != 0) {
+      const auto p = static_cast<uint8_t>(31 - __builtin_clz(strict));
+      lanes_[p].last_sent = now;
+      return take_head(p);
+    }
     for (;;) {
       const uint8_t p = rr_;
       if (((cand >> p) & 1) == 0) {
-        if (q_[p].empty()) deficit_[p] = 0;
+        // An empty queue's deficit is reset; only take() leaves one to reset.
+        if ((stale_ >> p) & ~nonempty_ & 1) {
+          lanes_[p].deficit = 0;
+          stale_ &= static_cast<uint8_t>(~(1U << p));
+        }
         advance();
         continue;
       }
+      Lane& l = lanes_[p];
       if (!turn_started_) {
-        deficit_[p] += static_cast<int64_t>(cfg.dwrr_weight[p]) * cfg.dwrr_quantum.count();
+        l.deficit += static_cast<int64_t>(cfg.dwrr_weight[p]) * cfg.dwrr_quantum.count();
         turn_started_ = true;
       }
-      const int64_t size = sizes_[p].front();
-      if (size <= deficit_[p]) {
-        deficit_[p] -= size;
-        PacketHandle out = take(p);
-        if (q_[p].empty()) {
-          deficit_[p] = 0;
+      const int64_t size = l.front()->wire_bytes;
+      if (size <= l.deficit) {
+        l.deficit -= size;
+        l.last_sent = now;
+        PacketHandle out = take_head(p);
+        if (l.size == 0) {
+          l.deficit = 0;
           advance();
         }
         return out;
@@ -60,40 +88,119 @@ class EgressQueues {
     }
   }
 
-  uint8_t nonempty_mask() const { return nonempty_; }
-  bool empty(uint8_t prio) const { return q_[prio].empty(); }
-  size_t packets(uint8_t prio) const { return q_[prio].size(); }
-  int64_t bytes(uint8_t prio) const { return bytes_[prio]; }
-  const Ring<PacketHandle>& queue(uint8_t prio) const { return q_[prio]; }
-  Ring<PacketHandle>& queue(uint8_t prio) { return q_[prio]; }
+  // Starts fetching what push(prio) will write (a hint; changes nothing).
+  void prefetch_push(uint8_t prio) const {
+    __builtin_prefetch(this, 1);
+    __builtin_prefetch(&lanes_[prio], 1);
+  }
+
   // Takes the head of a queue regardless of the scheduler (watchdog drops).
   PacketHandle take(uint8_t prio) {
-    PacketHandle p = q_[prio].pop_front();
-    bytes_[prio] -= sizes_[prio].pop_front();
-    if (q_[prio].empty()) {
+    PacketHandle p = take_head(prio);
+    if (lanes_[prio].size == 0 && lanes_[prio].deficit != 0)
+      stale_ |= static_cast<uint8_t>(1U << prio);
+    return p;
+  }
+
+  // MAC control frames (PFC), sent before any queued packet.
+  void push_control(PacketHandle f) { control_.push_back(std::move(f)); }
+  bool has_control() const { return !control_.empty(); }
+  PacketHandle pop_control() { return control_.pop_front(); }
+
+  // The caller's cache of pop()'s `allowed` (which priorities PFC lets send),
+  // valid while now < allowed_until(); kept here so one line decides.
+  uint8_t cached_allowed() const { return allowed_; }
+  Time allowed_until() const { return allowed_until_; }
+  void cache_allowed(uint8_t allowed, Time until) {
+    allowed_ = allowed;
+    allowed_until_ = until;
+  }
+
+  // When pop() last took a packet of `prio`.
+  Time last_sent(uint8_t prio) const { return lanes_[prio].last_sent; }
+
+  uint8_t nonempty_mask() const { return nonempty_; }
+  bool empty(uint8_t prio) const { return lanes_[prio].size == 0; }
+  size_t packets(uint8_t prio) const { return lanes_[prio].size; }
+  int64_t bytes(uint8_t prio) const { return lanes_[prio].bytes; }
+  // The n-th packet of a queue, from its head.
+  const Packet& packet(uint8_t prio, size_t n) const { return *lanes_[prio].at(n); }
+  uint64_t enqueued(uint8_t prio) const { return lanes_[prio].enqueued; }
+  int64_t peak_bytes(uint8_t prio) const { return lanes_[prio].peak_bytes; }
+
+ private:
+  // One priority: a growable FIFO ring of handles (capacity a power of two,
+  // allocated on first use, never shrinks) and its counters, in one line.
+  struct alignas(64) Lane {
+    std::unique_ptr<PacketHandle[]> buf;
+    uint32_t head = 0;
+    uint32_t size = 0;
+    uint32_t cap = 0;
+    int64_t bytes = 0;
+    int64_t deficit = 0;
+    uint64_t enqueued = 0;
+    int64_t peak_bytes = 0;
+    Time last_sent{};
+
+    PacketHandle& front() { return buf[head]; }
+    const PacketHandle& at(size_t n) const { return buf[(head + n) & (cap - 1)]; }
+    void push(PacketHandle p) {
+      if (size == cap) grow();
+      // The slot holds an empty handle: construct over it rather than assign,
+      // which would read the slot (a cache miss) to free what it held.
+      new (&buf[(head + size) & (cap - 1)]) PacketHandle(std::move(p));
+      ++size;
+      // The slots a line ahead were last used a whole ring ago: fetch them.
+      __builtin_prefetch(&buf[(head + size + 8) & (cap - 1)], 1);
+    }
+    void pop() {
+      head = (head + 1) & (cap - 1);
+      --size;
+      // Handles are read in order: fetch the line after the head's.
+      __builtin_prefetch(&buf[(head + 8) & (cap - 1)]);
+    }
+    void grow() {
+      const uint32_t n = cap == 0 ? 16 : cap * 2;
+      auto b = std::make_unique<PacketHandle[]>(n);
+      for (uint32_t i = 0; i < size; ++i) b[i] = std::move(buf[(head + i) & (cap - 1)]);
+      buf = std::move(b);
+      cap = n;
+      head = 0;
+    }
+  };
+  static_assert(sizeof(Lane) == 64, "one priority's queue state is one cache line");
+
+  PacketHandle take_head(uint8_t prio) {
+    Lane& l = lanes_[prio];
+    PacketHandle p = std::move(l.front());
+    l.bytes -= p->wire_bytes;
+    l.pop();
+    if (l.size == 0) {
       nonempty_ &= static_cast<uint8_t>(~(1U << prio));
     } else {
       // The next head is read when this one has been sent: start fetching it
       // now (queued packets are usually out of cache by then).
-      __builtin_prefetch(q_[prio].front().get());
+      __builtin_prefetch(l.front().get());
     }
     return p;
   }
 
- private:
   void advance() {
     rr_ = static_cast<uint8_t>((rr_ + 1) & 7);
     turn_started_ = false;
   }
 
-  std::array<Ring<PacketHandle>, 8> q_;
-  std::array<Ring<uint32_t>, 8>
-      sizes_;  // wire bytes of each queued packet, to schedule without touching it
-  std::array<int64_t, 8> bytes_{};
-  std::array<int64_t, 8> deficit_{};
-  uint8_t nonempty_ = 0;
+  // ---- the line pop() decides with ----
+  alignas(64) uint8_t nonempty_ = 0;
   uint8_t rr_ = 0;
   bool turn_started_ = false;
+  uint8_t allowed_ = 0;
+  uint8_t stale_ = 0;                  // empty queues whose deficit take() left set
+  Time allowed_until_ = Time::zero();  // the cache starts invalid
+  Ring<PacketHandle> control_;
+  // ---- one line per priority ----
+  std::array<Lane, 8> lanes_;
 };
+static_assert(sizeof(EgressQueues) == 9 * 64, "a decision line and one line per priority");
 
 }  // namespace rdmasim

@@ -146,20 +146,28 @@ class ForwardingTable {
       if (atts.size() == 1 && atts[0].node != self_ && atts[0].group != kNoGroup) {
         const auto set = group_ports(atts[0].group);
         if (set.empty()) return -1;
-        return set.size() == 1 ? set[0] : set[mix64(flow_key) % set.size()];
+        return set[pick(flow_key, set.size())];
       }
     }
     const uint32_t n = count(dst);
     if (n == 0) return -1;
-    uint64_t pick = n == 1 ? 0 : mix64(flow_key) % n;
+    uint64_t k = pick(flow_key, n);
     int64_t chosen = -1;
     for_each_port(dst, [&](uint32_t p) {
-      if (pick-- == 0) chosen = p;
+      if (k-- == 0) chosen = p;
     });
     return chosen;
   }
 
  private:
+  // mix64(flow_key) mod n, without a division when n is a power of two (the
+  // same value: uplink counts usually are).
+  static uint64_t pick(uint64_t flow_key, uint64_t n) {
+    if (n == 1) return 0;
+    const uint64_t h = mix64(flow_key);
+    return (n & (n - 1)) == 0 ? h & (n - 1) : h % n;
+  }
+
   uint32_t self_ = 0;
   std::shared_ptr<const HostAttachments> hosts_;
   std::vector<uint8_t> group_dist_;

@@ -31,8 +31,7 @@ Mmu::Mmu(const SwitchConfig& cfg, uint32_t ports, std::vector<Bytes> headroom)
     : cfg_(cfg),
       headroom_(std::move(headroom)),
       reserve_(cfg.reserve.count()),
-      ingress_(static_cast<size_t>(ports) * 8),
-      egress_(static_cast<size_t>(ports) * 8, 0) {
+      queues_(static_cast<size_t>(ports) * 8) {
   int lossless = 0;
   for (int p = 0; p < 8; ++p) lossless += cfg.lossless(static_cast<uint8_t>(p)) ? 1 : 0;
   int64_t all_headroom = 0;
@@ -80,7 +79,7 @@ DropReason Mmu::admit(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint
   } else if (!lossless && rest > 0) {
     if (shared_used_ + rest > pool_) return DropReason::kBuffer;
     const double free = static_cast<double>(pool_ - shared_used_);
-    if (static_cast<double>(egress_[out_port * 8 + out_prio] + b) > cfg_.lossy_alpha * free) {
+    if (static_cast<double>(q(out_port, out_prio).egress + b) > cfg_.lossy_alpha * free) {
       return DropReason::kEgressLimit;
     }
   }
@@ -91,7 +90,7 @@ DropReason Mmu::admit(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint
     x.bytes += b;
     shared_used_ += rest;
   }
-  egress_[out_port * 8 + out_prio] += b;
+  q(out_port, out_prio).egress += b;
   used_ += b;
   peak_used_ = std::max(peak_used_, used_);
   return DropReason::kNone;
@@ -110,7 +109,7 @@ void Mmu::release(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t 
   const int64_t from_shared = std::min(from_main, shared_of(x));
   x.bytes -= from_main;
   shared_used_ -= from_shared;
-  egress_[out_port * 8 + out_prio] -= b;
+  q(out_port, out_prio).egress -= b;
   used_ -= b;
 }
 

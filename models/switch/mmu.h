@@ -63,6 +63,9 @@ class Mmu {
   void release(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t out_prio,
                uint32_t bytes);
 
+  // Starts fetching the counters of (port, prio) (a hint; changes nothing).
+  void prefetch(uint32_t port, uint8_t prio) const { __builtin_prefetch(&q(port, prio), 1); }
+
   bool pause_due(uint32_t port, uint8_t prio) const;
   bool resume_due(uint32_t port, uint8_t prio) const;
   bool paused(uint32_t port, uint8_t prio) const { return q(port, prio).paused; }
@@ -77,7 +80,7 @@ class Mmu {
     return q(port, prio).bytes + q(port, prio).headroom_used;
   }
   int64_t headroom_used(uint32_t port, uint8_t prio) const { return q(port, prio).headroom_used; }
-  int64_t egress_bytes(uint32_t port, uint8_t prio) const { return egress_[port * 8 + prio]; }
+  int64_t egress_bytes(uint32_t port, uint8_t prio) const { return q(port, prio).egress; }
   Bytes headroom(uint32_t port) const { return headroom_[port]; }
 
   // Everything charged now, and the most ever charged.
@@ -87,21 +90,24 @@ class Mmu {
   int64_t shared_used() const { return shared_used_; }
 
  private:
-  struct Queue {
-    int64_t bytes = 0;          // charged to reserve + shared
-    int64_t headroom_used = 0;  // charged to headroom
-    bool paused = false;
+  // One (port, priority): its ingress accounting and its egress count side
+  // by side, two to a cache line, so admit() and release() touch one line
+  // per side.
+  struct alignas(32) Queue {
+    int64_t bytes = 0;          // ingress: charged to reserve + shared
+    int64_t headroom_used = 0;  // ingress: charged to headroom
+    int64_t egress = 0;         // egress: charged to packets queued to leave here
+    bool paused = false;        // ingress: we are pausing the upstream neighbour
   };
-  Queue& q(uint32_t port, uint8_t prio) { return ingress_[port * 8 + prio]; }
-  const Queue& q(uint32_t port, uint8_t prio) const { return ingress_[port * 8 + prio]; }
+  Queue& q(uint32_t port, uint8_t prio) { return queues_[port * 8 + prio]; }
+  const Queue& q(uint32_t port, uint8_t prio) const { return queues_[port * 8 + prio]; }
   int64_t shared_of(const Queue& x) const { return x.bytes > reserve_ ? x.bytes - reserve_ : 0; }
 
   const SwitchConfig& cfg_;
   std::vector<Bytes> headroom_;
   int64_t reserve_;
   int64_t pool_;  // the shared pool: buffer - all reserve - all headroom
-  std::vector<Queue> ingress_;
-  std::vector<int64_t> egress_;
+  std::vector<Queue> queues_;
   int64_t shared_used_ = 0;
   int64_t used_ = 0;
   int64_t peak_used_ = 0;

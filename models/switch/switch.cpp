@@ -49,9 +49,8 @@ bool Switch::red_mark(int64_t q) {
   return rng_.uniform01() < prob;
 }
 
-void Switch::maybe_mark(Packet& p, uint32_t port, EcnPoint point) {
-  if (!cfg_.ecn.enabled || cfg_.ecn_point != point || ((cfg_.ecn_mask >> p.priority) & 1) == 0)
-    return;
+void Switch::mark(Packet& p, uint32_t port) {
+  if (((cfg_.ecn_mask >> p.priority) & 1) == 0) return;
   if (p.ecn != 1 && p.ecn != 2) return;  // not ECN-capable (or already CE)
   // RED on the egress queue as the MMU counts it, this packet excluded.
   const int64_t q = mmu_->egress_bytes(port, p.priority) - p.accounted;
@@ -59,7 +58,7 @@ void Switch::maybe_mark(Packet& p, uint32_t port, EcnPoint point) {
   ecn_probe.emit(q, mark);
   if (mark) {
     p.ecn = 3;
-    ++ports_[port].counters[p.priority].ecn_marked;
+    ++ports_[port].events[p.priority].ecn_marked;
     ++counters_.ecn_marked;
   }
 }
@@ -74,14 +73,27 @@ void Switch::setup() {
     headroom[i] = headroom_for(i);
   }
   mmu_ = std::make_unique<Mmu>(cfg_, n, std::move(headroom));
+  for (uint32_t i = 0; i < n; ++i) port(i).set_state_hint(&ports_[i]);
 }
 
 uint64_t Switch::drops(DropReason r) const {
   uint64_t n = r == DropReason::kNoRoute ? counters_.dropped_no_route : 0;
   for (const Port& p : ports_) {
-    for (const QueueCounters& c : p.counters) n += c.drops[static_cast<size_t>(r)];
+    for (const QueueEvents& c : p.events) n += c.drops[static_cast<size_t>(r)];
   }
   return n;
+}
+
+QueueCounters Switch::queue_counters(uint32_t port, uint8_t prio) const {
+  const Port& pt = ports_[port];
+  const QueueEvents& e = pt.events[prio];
+  QueueCounters c;
+  c.enqueued = pt.queues.enqueued(prio);
+  c.ecn_marked = e.ecn_marked;
+  c.drops = e.drops;
+  c.peak_bytes = pt.queues.peak_bytes(prio);
+  c.watchdog_triggers = e.watchdog_triggers;
+  return c;
 }
 
 uint8_t Switch::classify(const Packet& p) const {
@@ -128,6 +140,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
     Port& pt = ports_[port];
     const Time recheck = pt.pause.on_frame(*p, sim().now(), cfg_.pfc.response_delay,
                                            this->port(port).link()->rate());
+    pt.queues.cache_allowed(0, Time::zero());  // what may be sent has changed
     if (pfc_probe.attached()) {
       for (uint8_t pr = 0; pr < 8; ++pr) {
         if ((p->pfc_class_enable >> pr) & 1) {
@@ -142,6 +155,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
   if (cfg_.watchdog.enabled && !watchdog_.scheduled())
     sim().schedule_in(watchdog_, cfg_.watchdog.timeout / 4);
   const uint8_t in_prio = classify(*p);
+  mmu_->prefetch(port, in_prio);
   const int64_t egress = route(*p, port);
   if (egress < 0) {
     ++counters_.dropped_no_route;
@@ -168,6 +182,9 @@ void Switch::receive(uint32_t port, PacketHandle p) {
     p->pcp = out_prio;
     break;
   }
+  // Fetch what admit() and forward() will touch now, in parallel.
+  mmu_->prefetch(out_port, out_prio);
+  ports_[out_port].queues.prefetch_push(out_prio);
   // A stormed queue under the watchdog's drop action takes nothing.
   if (cfg_.watchdog.enabled && cfg_.watchdog.action == WatchdogAction::kDrop &&
       sim().now() < ports_[out_port].watchdog_until[out_prio]) {
@@ -196,30 +213,39 @@ void Switch::receive(uint32_t port, PacketHandle p) {
 void Switch::forward(PacketHandle p) {
   const uint32_t out = p->egress_port;
   const uint8_t prio = p->priority;
-  Port& pt = ports_[out];
-  QueueCounters& qc = pt.counters[prio];
   maybe_mark(*p, out, EcnPoint::kEnqueue);
-  ++qc.enqueued;
   ++counters_.forwarded;
-  pt.queues.push(prio, std::move(p));
-  qc.peak_bytes = std::max(qc.peak_bytes, pt.queues.bytes(prio));
+  ports_[out].queues.push(prio, std::move(p));
   port(out).wake();
+}
+
+// The priorities port `pt` may send now: those PFC has not paused (or whose
+// pause the watchdog ignores). Cached in the queues' first line until the
+// pause state can next change.
+uint8_t Switch::allowed(Port& pt, Time now) {
+  if (cfg_.watchdog.enabled && cfg_.watchdog.action == WatchdogAction::kForward) {
+    uint8_t allowed = 0;
+    for (uint8_t pr = 0; pr < 8; ++pr) {
+      if (now < pt.watchdog_until[pr] || !pt.pause.paused(pr, now))
+        allowed |= static_cast<uint8_t>(1U << pr);
+    }
+    return allowed;
+  }
+  if (now < pt.queues.allowed_until()) return pt.queues.cached_allowed();
+  Time until;
+  const auto allowed = static_cast<uint8_t>(~pt.pause.paused_mask(now, until));
+  pt.queues.cache_allowed(allowed, until);
+  return allowed;
 }
 
 PacketHandle Switch::next_packet(uint32_t port) {
   Port& pt = ports_[port];
-  if (!pt.control.empty()) return pt.control.pop_front();
+  EgressQueues& q = pt.queues;
+  if (q.has_control()) return q.pop_control();
+  if (q.nonempty_mask() == 0) return {};
   const Time now = sim().now();
-  uint8_t allowed = 0;
-  for (uint8_t pr = 0; pr < 8; ++pr) {
-    const bool ignore_pause = cfg_.watchdog.enabled &&
-                              cfg_.watchdog.action == WatchdogAction::kForward &&
-                              now < pt.watchdog_until[pr];
-    if (ignore_pause || !pt.pause.paused(pr, now)) allowed |= static_cast<uint8_t>(1U << pr);
-  }
-  PacketHandle p = pt.queues.pop(allowed, cfg_);
+  PacketHandle p = q.pop(allowed(pt, now), cfg_, now);
   if (!p) return p;
-  pt.last_tx[p->priority] = now;
   maybe_mark(*p, port, EcnPoint::kDequeue);
   mmu_->release(p->ingress_port, p->ingress_priority, port, p->priority, p->accounted);
   if (mmu_->resume_due(p->ingress_port, p->ingress_priority)) {
@@ -231,11 +257,11 @@ PacketHandle Switch::next_packet(uint32_t port) {
 bool Switch::backlogged(uint32_t port) const {
   // forward() and send_pfc() wake the port for anything new.
   const Port& pt = ports_[port];
-  return !pt.control.empty() || pt.queues.nonempty_mask() != 0;
+  return pt.queues.has_control() || pt.queues.nonempty_mask() != 0;
 }
 
 void Switch::drop(PacketHandle p, uint32_t port, uint8_t prio, DropReason why) {
-  ++ports_[port].counters[prio].drops[static_cast<size_t>(why)];
+  ++ports_[port].events[prio].drops[static_cast<size_t>(why)];
   if (drop_probe.attached())
     drop_probe.emit(DropEvent{sim().now(), id(), port, prio, why, p->wire_bytes});
 }
@@ -243,7 +269,7 @@ void Switch::drop(PacketHandle p, uint32_t port, uint8_t prio, DropReason why) {
 void Switch::send_pfc(uint32_t port, uint8_t prio, bool pause) {
   Port& pt = ports_[port];
   const uint16_t quanta = pause ? cfg_.pfc.quanta : 0;
-  pt.control.push_back(make_pfc_frame(sim(), static_cast<uint16_t>(1U << prio), quanta));
+  pt.queues.push_control(make_pfc_frame(sim(), static_cast<uint16_t>(1U << prio), quanta));
   mmu_->set_paused(port, prio, pause);
   ++counters_.pfc_sent;
   if (pfc_probe.attached())
@@ -287,9 +313,9 @@ void Switch::on_watchdog() {
     for (uint8_t pr = 0; pr < 8; ++pr) {
       if (now < pt.watchdog_until[pr]) continue;
       if (pt.queues.empty(pr) || !pt.pause.paused(pr, now)) continue;
-      if (now - pt.last_tx[pr] < cfg_.watchdog.timeout) continue;
+      if (now - pt.queues.last_sent(pr) < cfg_.watchdog.timeout) continue;
       pt.watchdog_until[pr] = now + cfg_.watchdog.restore;
-      ++pt.counters[pr].watchdog_triggers;
+      ++pt.events[pr].watchdog_triggers;
       if (cfg_.watchdog.action == WatchdogAction::kDrop) {
         while (!pt.queues.empty(pr)) {
           PacketHandle p = pt.queues.take(pr);

@@ -93,9 +93,7 @@ class Switch : public Node {
 
   // ---- observation ----
   const SwitchCounters& counters() const { return counters_; }
-  const QueueCounters& queue_counters(uint32_t port, uint8_t prio) const {
-    return ports_[port].counters[prio];
-  }
+  QueueCounters queue_counters(uint32_t port, uint8_t prio) const;
   const Mmu& mmu() const { return *mmu_; }
   const EgressQueues& egress(uint32_t port) const { return ports_[port].queues; }
   // Is egress (port, prio) paused by its downstream neighbour now?
@@ -103,7 +101,7 @@ class Switch : public Node {
     return ports_[port].pause.paused(prio, sim().now());
   }
   // When egress (port, prio) last started sending a frame.
-  Time last_tx(uint32_t port, uint8_t prio) const { return ports_[port].last_tx[prio]; }
+  Time last_tx(uint32_t port, uint8_t prio) const { return ports_[port].queues.last_sent(prio); }
   // Are we pausing our upstream neighbour on (port, prio)?
   bool pausing(uint32_t port, uint8_t prio) const { return mmu_->paused(port, prio); }
   uint64_t drops(DropReason r) const;
@@ -126,7 +124,10 @@ class Switch : public Node {
   void on_watchdog();
   uint8_t classify(const Packet& p) const;
   bool red_mark(int64_t queue_bytes);
-  void maybe_mark(Packet& p, uint32_t port, EcnPoint point);
+  void maybe_mark(Packet& p, uint32_t port, EcnPoint point) {
+    if (cfg_.ecn.enabled && cfg_.ecn_point == point) mark(p, port);
+  }
+  void mark(Packet& p, uint32_t port);
   int64_t route(const Packet& p, uint32_t in_port);
   Bytes headroom_for(uint32_t port) const;
 
@@ -138,16 +139,24 @@ class Switch : public Node {
     RefreshTimer(Switch* s, uint32_t p, uint32_t tag)
         : sw(s), port(p), event(this, EventClass::kTimer, tag) {}
   };
+  // Counters of one egress queue not touched per packet (those that are
+  // live in EgressQueues).
+  struct QueueEvents {
+    uint64_t ecn_marked = 0;
+    std::array<uint64_t, static_cast<size_t>(DropReason::kCount)> drops{};
+    uint64_t watchdog_triggers = 0;
+  };
+  // Per-packet state first (EgressQueues: one line to decide, one per
+  // priority); what PFC frames, the watchdog and drops touch after it.
   struct Port {
-    EgressQueues queues;
-    Ring<PacketHandle> control;  // PFC frames waiting to go out
-    PauseState pause;            // pauses received from the neighbour
+    EgressQueues queues;  // also the PFC frames waiting to go out
+    PauseState pause;     // pauses received from the neighbour
     std::array<Time, 8> refresh_at;
-    std::array<Time, 8> last_tx{};
     std::array<Time, 8> watchdog_until{};  // stormed queue handling ends
-    std::array<QueueCounters, 8> counters{};
+    std::array<QueueEvents, 8> events{};
     std::unique_ptr<RefreshTimer> timer;
   };
+  uint8_t allowed(Port& pt, Time now);
 
   const SwitchConfig& cfg_;
   ForwardingTable fib_;
