@@ -245,13 +245,24 @@ PacketHandle Switch::next_packet(uint32_t port) {
   if (q.nonempty_mask() == 0) return {};
   const Time now = sim().now();
   PacketHandle p = q.pop(allowed(pt, now), cfg_, now);
-  if (!p) return p;
+  if (!p) {
+    // All that is queued is paused: pull again when a pause may end, even if
+    // no frame ends it (a pause that simply expires).
+    wake_on_pause_change(port, now);
+    return p;
+  }
   maybe_mark(*p, port, EcnPoint::kDequeue);
   mmu_->release(p->ingress_port, p->ingress_priority, port, p->priority, p->accounted);
   if (mmu_->resume_due(p->ingress_port, p->ingress_priority)) {
     send_pfc(p->ingress_port, p->ingress_priority, false);
   }
   return p;
+}
+
+void Switch::wake_on_pause_change(uint32_t port, Time now) const {
+  Time until;
+  ports_[port].pause.paused_mask(now, until);
+  if (!until.is_infinite()) this->port(port).wake_at(until);
 }
 
 bool Switch::backlogged(uint32_t port) const {

@@ -157,6 +157,8 @@ class Switch : public Node {
     std::unique_ptr<RefreshTimer> timer;
   };
   uint8_t allowed(Port& pt, Time now);
+  // Schedules a pull of `port` for when its pause state next changes.
+  void wake_on_pause_change(uint32_t port, Time now) const;
 
   const SwitchConfig& cfg_;
   ForwardingTable fib_;

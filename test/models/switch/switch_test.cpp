@@ -158,3 +158,63 @@ TEST_CASE("ECN marking frequency follows the RED curve", "[switch][ecn]") {
   }
   if (n[buckets + 1] > 0) CHECK(marked[buckets + 1] == n[buckets + 1]);
 }
+
+namespace {
+
+// Hands a PFC frame to a switch port at a given time, as if its neighbour
+// had sent it, and never follows it with a resume.
+struct PauseInjector : Component {
+  PauseInjector(Simulation& s, Switch& sw, uint32_t port, Time at, uint16_t quanta)
+      : Component(s, "injector"), sw_(sw), port_(port), at_(at), quanta_(quanta) {}
+  void setup() override { sim().schedule(event_, at_); }
+  void fire() { sw_.receive(port_, make_pfc_frame(sim(), uint16_t{1} << 3, quanta_)); }
+  Switch& sw_;
+  uint32_t port_;
+  Time at_;
+  uint16_t quanta_;
+  MemberEvent<PauseInjector, &PauseInjector::fire> event_{this, EventClass::kDelivery, 0};
+};
+
+// 64 packets from a 400G host queue at the switch for a 100G host; a pause
+// that arrives mid-frame and then simply expires.
+Time burst_completion(bool pause, uint16_t quanta, uint64_t* timeouts) {
+  Simulation sim;
+  SwitchConfig sc;
+  NicConfig nc;
+  RoceV2Format format{IpVersion::kIpv4, false};
+  Log log;
+  Switch& sw = sim.add<Switch>("sw", sc);
+  RdmaNic& a = sim.add<RdmaNic>("h0", 0, nc, format);
+  RdmaNic& b = sim.add<RdmaNic>("h1", 1, nc, format);
+  a.set_completion_handler(&log);
+  const Cable ca = connect(sim, a, sw, BitRate::gbps(400), Time::us(1));
+  const Cable cb = connect(sim, b, sw, BitRate::gbps(100), Time::us(1));
+  sw.set_forwarding_table(ForwardingTable::from_static({{ca.b_port}, {cb.b_port}}));
+  // At 10 us every packet is in the switch and its port to h1 is mid-frame.
+  if (pause) sim.add<PauseInjector>(sw, cb.b_port, Time::us(10) + Time::ns(100), quanta);
+  const uint32_t qa = a.create_qp(), qb = b.create_qp();
+  a.connect_qp(qa, 1, qb, 7);
+  b.connect_qp(qb, 0, qa, 7);
+  sim.setup();
+  a.post(qa, WorkRequest{qa, Verb::kWrite, 64 * 4096});
+  sim.run();
+  REQUIRE(log.sent.size() == 1);
+  *timeouts = a.counters().timeouts;
+  return log.sent[0].completed;
+}
+
+}  // namespace
+
+TEST_CASE("a pause that expires without a resume frees the queue when it ends", "[quick][switch]") {
+  const uint16_t quanta = 1000;
+  uint64_t timeouts = 0;
+  const Time plain = burst_completion(false, quanta, &timeouts);
+  const Time paused = burst_completion(true, quanta, &timeouts);
+  // IEEE 802.1Qbb: a quantum is 512 bit times at the port's rate.
+  const Time pause = Time::ps(int64_t{quanta} * 512 * 10);  // 10 ps per bit at 100 Gb/s
+  CHECK(timeouts == 0);
+  // The port resumes when the pause ends, not when a retransmission timeout
+  // brings a new packet: the delay is the pause, less what was in flight.
+  CHECK(paused > plain);
+  CHECK(paused <= plain + pause + Time::us(1));
+}
