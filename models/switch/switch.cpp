@@ -215,8 +215,12 @@ void Switch::forward(PacketHandle p) {
   const uint8_t prio = p->priority;
   maybe_mark(*p, out, EcnPoint::kEnqueue);
   ++counters_.forwarded;
-  ports_[out].queues.push(prio, std::move(p));
-  port(out).wake();
+  Port& pt = ports_[out];
+  pt.queues.push(prio, std::move(p));
+  // Into a paused queue: no pull now, it would find nothing. Whatever ends
+  // the pause wakes the port (the resume frame, or the pull at its expiry
+  // that the last empty pull scheduled).
+  if (((allowed(pt, sim().now()) >> prio) & 1) != 0) port(out).wake();
 }
 
 // The priorities port `pt` may send now: those PFC has not paused (or whose
