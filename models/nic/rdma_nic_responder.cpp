@@ -195,8 +195,16 @@ void RdmaNic::emit_control(QueuePair& q, uint8_t syndrome, bool wake) {
     ++counters_.naks_sent;
   }
   const uint8_t prio = a->priority;
-  ports_[q.port()]->control[prio].push_back(std::move(a));
-  if (wake) port(q.port()).wake();
+  PortState& ps = *ports_[q.port()];
+  ps.control[prio].push_back(std::move(a));
+  if (!wake) return;
+  // Behind a pause (ACKs may share the data priority) a pull now would find
+  // nothing: pull when the pause ends, or earlier if a resume frame comes.
+  if (ps.pause.paused(prio, sim().now())) {
+    port(q.port()).wake_at(ps.pause.paused_until(prio));
+  } else {
+    port(q.port()).wake();
+  }
 }
 
 PacketHandle RdmaNic::build_read_response(QueuePair& q) {
