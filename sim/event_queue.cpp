@@ -6,8 +6,11 @@
 namespace rdmasim {
 namespace {
 
-// Buckets are kept sorted with the earliest entry last, so popping is pop_back.
-bool later(const auto& a, const auto& b) { return b < a; }
+// Buckets are kept sorted with the earliest entry last, so popping is
+// pop_back. A function object, so that sort and upper_bound inline it.
+struct Later {
+  bool operator()(const auto& a, const auto& b) const { return b < a; }
+};
 
 }  // namespace
 
@@ -52,8 +55,7 @@ void EventQueue::insert(Event& e) {
     if (idx == cursor_) {
       const Entry x = entry_of(e);
       if (current_sorted_) {
-        current_.insert(std::upper_bound(current_.begin(), current_.end(), x, later<Entry, Entry>),
-                        x);
+        current_.insert(std::upper_bound(current_.begin(), current_.end(), x, Later{}), x);
       } else {
         current_.push_back(x);
       }
@@ -120,7 +122,7 @@ bool EventQueue::advance() {
   for (;;) {
     if (!current_.empty()) {
       if (!current_sorted_) {
-        std::sort(current_.begin(), current_.end(), later<Entry, Entry>);
+        std::sort(current_.begin(), current_.end(), Later{});
         current_sorted_ = true;
       }
       return true;
