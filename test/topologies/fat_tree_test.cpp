@@ -220,3 +220,31 @@ TEST_CASE("fat-tree generator rejects impossible parameters", "[quick][topology]
   CHECK_THROWS_AS(build_fat_tree(c, t3), TopologyError);
   CHECK_THROWS_AS(k_ary_fat_tree(5, k100), TopologyError);
 }
+
+// select() has a direct per-destination table for small fabrics and the
+// general walk otherwise; both must pick mix64(key) mod n among the ports that
+// for_each_port lists, in its order.
+TEST_CASE("ECMP select picks the hashed port among the equal-cost ones", "[quick][routing][ecmp]") {
+  // k = 6: three uplinks (a count that is not a power of two); k = 32: 8,192
+  // hosts, beyond the direct table's reach.
+  const uint32_t k = GENERATE(4u, 6u, 32u);
+  const Built b = build(k_ary_fat_tree(k, k100));
+  const auto hosts = static_cast<uint32_t>(b.t.hosts().size());
+  RngStream rng(7, "select");
+  uint64_t checked = 0;
+  for (uint32_t node = 0; node < b.t.nodes().size(); ++node) {
+    if (b.t.nodes()[node].kind != NodeKind::kSwitch) continue;
+    const ForwardingTable& t = b.r.table(node);
+    for (int i = 0; i < 64; ++i) {
+      const auto dst = static_cast<uint32_t>(rng.uniform(hosts));
+      std::vector<uint32_t> ports;
+      t.for_each_port(dst, [&](uint32_t p) { ports.push_back(p); });
+      REQUIRE(!ports.empty());
+      const uint64_t key = rng.next_u64();
+      const int64_t expected = ports[mix64(key) % ports.size()];
+      CHECK(t.select(dst, key) == expected);
+      ++checked;
+    }
+  }
+  CHECK(checked > 0);
+}
