@@ -153,7 +153,7 @@ bool EventQueue::advance() {
   }
 }
 
-bool EventQueue::ready() {
+bool EventQueue::ready_slow() {
   for (;;) {
     if (!advance()) return false;
     const Entry& e = current_.back();
@@ -162,15 +162,6 @@ bool EventQueue::ready() {
     --count_;
     --stale_;
   }
-}
-
-Event* EventQueue::pop() {
-  assert(current_sorted_ && !current_.empty() && current_.back().live());
-  Event* e = current_.back().event;
-  current_.pop_back();
-  --count_;
-  e->live_seq_ = 0;
-  return e;
 }
 
 void EventQueue::erase(Event& e) {

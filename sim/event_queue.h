@@ -25,6 +25,7 @@
 //     event's live_seq_); stale entries are dropped when they come up.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
@@ -37,7 +38,11 @@ class EventQueue {
   EventQueue();
 
   // Discards stale entries at the front; true if a live event remains.
-  bool ready();
+  bool ready() {
+    // The common case inline: the current bucket's earliest entry is live.
+    if (current_sorted_ && !current_.empty() && current_.back().live()) return true;
+    return ready_slow();
+  }
   bool empty() { return !ready(); }
   // Live events (stale entries not counted).
   size_t size() const { return count_ - stale_; }
@@ -46,7 +51,14 @@ class EventQueue {
 
   void push(Event& e, Time t);
   // Removes and returns the earliest live event. Call ready() first.
-  Event* pop();
+  Event* pop() {
+    assert(current_sorted_ && !current_.empty() && current_.back().live());
+    Event* e = current_.back().event;
+    current_.pop_back();
+    --count_;
+    e->live_seq_ = 0;
+    return e;
+  }
   void erase(Event& e);
 
   // 8.2 ns buckets, 1024 of them: 8.4 us epochs, longer than a typical link's
@@ -85,6 +97,7 @@ class EventQueue {
   // Makes current_ hold the first non-empty bucket (sorted, earliest last);
   // false if the queue holds nothing.
   bool advance();
+  bool ready_slow();
   void insert(Event& e);
   static void link(Event*& head, Event& e, uint8_t level);
   // Moves the events of level-1 bucket cursor_ into current_.
