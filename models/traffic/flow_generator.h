@@ -33,6 +33,7 @@ struct FlowSpec {
   Verb op = Verb::kWrite;
   BitRate rate;      // pace the flow to this rate (shared by its QPs); 0: line rate
   uint32_t qps = 1;  // queue pairs the message is striped over (NCCL_IB_QPS_PER_CONNECTION)
+  bool operator==(const FlowSpec&) const = default;
 };
 
 struct FlowRecord {

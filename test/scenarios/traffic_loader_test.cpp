@@ -42,16 +42,6 @@ std::string error_of(const std::string& text) {
   return "no error";
 }
 
-bool same(const std::vector<FlowSpec>& a, const std::vector<FlowSpec>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].name != b[i].name || a[i].src != b[i].src || a[i].dst != b[i].dst ||
-        a[i].bytes != b[i].bytes || a[i].start != b[i].start || a[i].op != b[i].op)
-      return false;
-  }
-  return true;
-}
-
 std::vector<FlowSpec> slice(const std::vector<FlowSpec>& v, size_t from, size_t n) {
   return std::vector<FlowSpec>(v.begin() + static_cast<long>(from),
                                v.begin() + static_cast<long>(from + n));
@@ -89,7 +79,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   in.jitter = Time::us(1);
   in.common = {"incast[1]", Time::us(5), Verb::kSend, BitRate(), 1};
   RngStream r1(5, "traffic[1]");
-  CHECK(same(slice(flows, at, 4), incast(in, r1)));
+  CHECK(slice(flows, at, 4) == incast(in, r1));
   at += 4;
 
   PermutationParams pr;
@@ -97,7 +87,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   pr.bytes = 65536;
   pr.common = {"permutation[2]", Time::zero(), Verb::kWrite, BitRate(), 1};
   RngStream r2(5, "traffic[2]");
-  CHECK(same(slice(flows, at, 8), permutation(pr, r2)));
+  CHECK(slice(flows, at, 8) == permutation(pr, r2));
   at += 8;
 
   PermutationParams ps = pr;
@@ -105,7 +95,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   ps.shift = 3;
   ps.common.name = "permutation[3]";
   RngStream r3(5, "traffic[3]");
-  CHECK(same(slice(flows, at, 8), permutation(ps, r3)));
+  CHECK(slice(flows, at, 8) == permutation(ps, r3));
   for (uint32_t i = 0; i < 8; ++i) CHECK(flows[at + i].dst == (i + 3) % 8);
   at += 8;
 
@@ -114,7 +104,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   aa.bytes = 4096;
   aa.stagger = Time::us(2);
   aa.common = {"all_to_all[4]", Time::zero(), Verb::kWrite, BitRate(), 1};
-  CHECK(same(slice(flows, at, 6), all_to_all(aa)));
+  CHECK(slice(flows, at, 6) == all_to_all(aa));
   at += 6;
 
   const FlowSizeCdf ws = FlowSizeCdf::parse(find_builtin_cdf("websearch")->text);
@@ -129,7 +119,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   RngStream r5(5, "traffic[5]");
   const auto expected = background(bg, r5);
   REQUIRE(flows.size() == at + expected.size());
-  CHECK(same(slice(flows, at, expected.size()), expected));
+  CHECK(slice(flows, at, expected.size()) == expected);
 }
 
 TEST_CASE("host sets: all, a count or a list, and incast senders leave out dst",
@@ -236,7 +226,7 @@ TEST_CASE("the resolved scenario holds every traffic default and the CDF that ra
   CHECK(r[4]["cdf"] == "fb_hadoop");
   // The resolved scenario loads again and makes the same flows.
   json again = json::parse(sc.resolved_json);
-  CHECK(same(load(again.dump()).flows, sc.flows));
+  CHECK(load(again.dump()).flows == sc.flows);
   std::remove(path.c_str());
 }
 
@@ -247,10 +237,10 @@ TEST_CASE("traffic is deterministic: same seed same flows, another seed others",
     {"kind": "permutation", "across": "leaf", "size": 1},
     {"kind": "background", "load": 0.7, "cdf": "google_rpc", "duration": "20us"})");
   const Scenario a = load(text), b = load(text);
-  CHECK(same(a.flows, b.flows));
+  CHECK(a.flows == b.flows);
   LoadOptions o;
   o.overrides = {"seed=6"};
-  CHECK_FALSE(same(load(text, o).flows, a.flows));
+  CHECK_FALSE(load(text, o).flows == a.flows);
 }
 
 TEST_CASE("malformed traffic items: one error naming the path", "[quick][traffic][loader]") {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "sim/rng.h"
+#include "test/support/built_topology.h"
 #include "test/support/route_walk.h"
 #include "topologies/generators.h"
 
@@ -14,17 +15,6 @@ using namespace rdmasim::testing;
 namespace {
 const LinkSpec k100{BitRate::gbps(100), Time::us(1)};
 
-struct Built {
-  Topology t;
-  TopologyInfo info;
-  Routes r;
-};
-Built build(const FatTreeConfig& c) {
-  Built b;
-  b.info = build_fat_tree(c, b.t);
-  b.r = compute_routes(b.t);
-  return b;
-}
 uint64_t count(const Topology& t, NodeKind kind) {
   return std::count_if(t.nodes().begin(), t.nodes().end(),
                        [&](const TopoNode& n) { return n.kind == kind; });

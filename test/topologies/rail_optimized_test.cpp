@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "test/support/built_topology.h"
 #include "test/support/route_walk.h"
 #include "topologies/generators.h"
 
@@ -9,17 +10,6 @@ using namespace rdmasim;
 using namespace rdmasim::testing;
 
 namespace {
-struct Built {
-  Topology t;
-  TopologyInfo info;
-  Routes r;
-};
-Built build(const RailOptimizedConfig& c) {
-  Built b;
-  b.info = build_rail_optimized(c, b.t);
-  b.r = compute_routes(b.t);
-  return b;
-}
 uint64_t tier_count(const Topology& t, Tier tier) {
   return std::count_if(t.nodes().begin(), t.nodes().end(),
                        [&](const TopoNode& n) { return n.tier == tier; });

@@ -175,9 +175,9 @@ TEST_CASE("random bit errors on READ responses: the READ completes with every by
   CHECK(p.a.counters().retransmitted_packets + p.b.counters().retransmitted_packets > 0);
 }
 
-TEST_CASE("go-back-N READ: a lost response makes the requester ask again from it",
-          "[quick][nic][loss][read]") {
-  Chain c(with(LossRecovery::kGoBackN));
+namespace {
+// A 16-packet READ whose response PSN 5 is lost once; it still completes whole.
+void read_losing_response_5(Chain& c) {
   c.m.drop = [](const Packet& p, uint32_t port) {
     return port == 1 && p.kind == PacketKind::kData && p.psn == 5 && p.retransmissions == 0;
   };
@@ -187,6 +187,13 @@ TEST_CASE("go-back-N READ: a lost response makes the requester ask again from it
   REQUIRE(c.log.sent.size() == 1);
   CHECK(c.log.sent[0].status == WcStatus::kSuccess);
   CHECK(c.a.counters().payload_bytes_delivered == 16 * 4096);
+}
+}  // namespace
+
+TEST_CASE("go-back-N READ: a lost response makes the requester ask again from it",
+          "[quick][nic][loss][read]") {
+  Chain c(with(LossRecovery::kGoBackN));
+  read_losing_response_5(c);
   const auto req = c.from(0, PacketKind::kReadRequest);
   REQUIRE(req.size() == 2);
   CHECK(req[1].psn == 5);
@@ -199,15 +206,7 @@ TEST_CASE("go-back-N READ: a lost response makes the requester ask again from it
 TEST_CASE("selective repeat READ: only the lost response is asked for again",
           "[quick][nic][loss][read]") {
   Chain c(with(LossRecovery::kSelectiveRepeat));
-  c.m.drop = [](const Packet& p, uint32_t port) {
-    return port == 1 && p.kind == PacketKind::kData && p.psn == 5 && p.retransmissions == 0;
-  };
-  c.sim.setup();
-  c.a.post(c.qa, WorkRequest{1, Verb::kRead, 16 * 4096});
-  c.sim.run();
-  REQUIRE(c.log.sent.size() == 1);
-  CHECK(c.log.sent[0].status == WcStatus::kSuccess);
-  CHECK(c.a.counters().payload_bytes_delivered == 16 * 4096);
+  read_losing_response_5(c);
   const auto req = c.from(0, PacketKind::kReadRequest);
   REQUIRE(req.size() == 2);
   CHECK(req[1].psn == 5);

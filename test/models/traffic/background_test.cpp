@@ -42,16 +42,6 @@ BackgroundParams params(const FlowSizeCdf& sizes, uint32_t n, double load, Time 
   return p;
 }
 
-bool same(const std::vector<FlowSpec>& a, const std::vector<FlowSpec>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].name != b[i].name || a[i].src != b[i].src || a[i].dst != b[i].dst ||
-        a[i].bytes != b[i].bytes || a[i].start != b[i].start || a[i].op != b[i].op)
-      return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 TEST_CASE("background arrival rate: load * rate / (8 * mean size)",
@@ -199,12 +189,12 @@ TEST_CASE("background window is closed at its end: an arrival on the end is kept
   REQUIRE(last > flows[flows.size() - 2].start);
   p.duration = last - p.common.start;
   RngStream at_end(9, "traffic[0]");
-  CHECK(same(background(p, at_end), flows));
+  CHECK(background(p, at_end) == flows);
   p.duration = last - p.common.start - Time::ps(1);
   RngStream before(9, "traffic[0]");
   const auto shorter = background(p, before);
   REQUIRE(shorter.size() == flows.size() - 1);
-  CHECK(same(shorter, std::vector<FlowSpec>(flows.begin(), flows.end() - 1)));
+  CHECK(shorter == std::vector<FlowSpec>(flows.begin(), flows.end() - 1));
 }
 
 TEST_CASE("background: a longer window only appends, seeds and names",
@@ -218,14 +208,14 @@ TEST_CASE("background: a longer window only appends, seeds and names",
     if (i > 0) CHECK(flows[i].start >= flows[i - 1].start);
   }
   RngStream again(1, "traffic[0]"), other(2, "traffic[0]");
-  CHECK(same(background(p, again), flows));
-  CHECK_FALSE(same(background(p, other), flows));
+  CHECK(background(p, again) == flows);
+  CHECK_FALSE(background(p, other) == flows);
   p.duration = Time::ms(4);
   RngStream longer(1, "traffic[0]");
   const auto more = background(p, longer);
   REQUIRE(more.size() > flows.size());
-  CHECK(same(std::vector<FlowSpec>(more.begin(), more.begin() + static_cast<long>(flows.size())),
-             flows));
+  CHECK(std::vector<FlowSpec>(more.begin(), more.begin() + static_cast<long>(flows.size())) ==
+        flows);
 }
 
 TEST_CASE("background max_flows is a cap on the count made", "[quick][traffic][background]") {

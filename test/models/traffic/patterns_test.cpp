@@ -24,16 +24,6 @@ bool is_permutation_of_iota(const std::vector<uint32_t>& perm) {
   return sorted == iota_hosts(static_cast<uint32_t>(perm.size()));
 }
 
-bool same(const std::vector<FlowSpec>& a, const std::vector<FlowSpec>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].name != b[i].name || a[i].src != b[i].src || a[i].dst != b[i].dst ||
-        a[i].bytes != b[i].bytes || a[i].start != b[i].start || a[i].op != b[i].op)
-      return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 TEST_CASE("incast: one flow per sender, all to dst", "[quick][traffic][patterns]") {
@@ -86,8 +76,8 @@ TEST_CASE("incast jitter: starts uniform over [start, start + jitter]",
   CHECK(std::abs(sum / 4000 - 500) < 5 * sd / std::sqrt(4000.0));
   // The same stream state gives the same starts; another seed others.
   RngStream again(3, "traffic[0]"), other(4, "traffic[0]");
-  CHECK(same(incast(p, again), flows));
-  CHECK_FALSE(same(incast(p, other), flows));
+  CHECK(incast(p, again) == flows);
+  CHECK_FALSE(incast(p, other) == flows);
 }
 
 TEST_CASE("shift permutation maps i to (i + k) mod n", "[quick][traffic][patterns]") {
@@ -207,8 +197,8 @@ TEST_CASE("random permutation through permutation(): hosts and groups",
   }
   CHECK(dsts.size() == 8);  // every host receives exactly one flow
   RngStream again(42, "traffic[1]"), other(43, "traffic[1]");
-  CHECK(same(permutation(p, again), flows));
-  CHECK_FALSE(same(permutation(p, other), flows));
+  CHECK(permutation(p, again) == flows);
+  CHECK_FALSE(permutation(p, other) == flows);
 }
 
 TEST_CASE("all-to-all: n(n-1) flows, every ordered pair once, round by round",
