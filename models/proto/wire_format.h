@@ -102,6 +102,14 @@ class HeaderSet {
     return frame;
   }
 
+  // frame_bytes() of a packet whose wire_bytes() is `wire`: what a switch
+  // charges per hop, without summing the header stack again.
+  constexpr uint32_t frame_bytes_of_wire(uint32_t wire) const {
+    if (has(Header::kPreambleSfd)) wire -= kHeaderInfo[size_t(Header::kPreambleSfd)].bytes;
+    if (has(Header::kInterFrameGap)) wire -= kHeaderInfo[size_t(Header::kInterFrameGap)].bytes;
+    return wire;
+  }
+
   // Bytes a link serializes: the frame plus, on Ethernet, preamble+SFD and
   // the inter-frame gap (they occupy the wire as much as the frame does).
   constexpr uint32_t wire_bytes(uint32_t payload) const {

@@ -57,6 +57,7 @@ class EgressQueues {
       lanes_[p].last_sent = now;
       return take_head(p);
     }
+    if ((cand & (cand - 1)) == 0 && (stale_ & ~nonempty_) == 0) return pop_only(cand, cfg, now);
     for (;;) {
       const uint8_t p = rr_;
       if (((cand >> p) & 1) == 0) {
@@ -183,6 +184,34 @@ class EgressQueues {
       __builtin_prefetch(l.front().get());
     }
     return p;
+  }
+
+  // pop() when one priority is the only candidate and no deficit awaits a
+  // reset: what the round-robin loop does, without walking the empty lanes.
+  // The cursor comes to `p` (starting a turn if it moves); every further lap
+  // would add one more turn's worth before the head fits.
+  PacketHandle pop_only(uint8_t cand, const SwitchConfig& cfg, Time now) {
+    const auto p = static_cast<uint8_t>(__builtin_ctz(cand));
+    Lane& l = lanes_[p];
+    if (rr_ != p) {
+      rr_ = p;
+      turn_started_ = false;
+    }
+    const int64_t turn = static_cast<int64_t>(cfg.dwrr_weight[p]) * cfg.dwrr_quantum.count();
+    if (!turn_started_) {
+      l.deficit += turn;
+      turn_started_ = true;
+    }
+    const int64_t size = l.front()->wire_bytes;
+    if (size > l.deficit) l.deficit += (size - l.deficit + turn - 1) / turn * turn;
+    l.deficit -= size;
+    l.last_sent = now;
+    PacketHandle out = take_head(p);
+    if (l.size == 0) {
+      l.deficit = 0;
+      advance();
+    }
+    return out;
   }
 
   void advance() {

@@ -191,7 +191,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
     drop(std::move(p), out_port, out_prio, DropReason::kWatchdog);
     return;
   }
-  const uint32_t bytes = mmu_->charge(HeaderSet(p->headers).frame_bytes(p->payload_bytes));
+  const uint32_t bytes = mmu_->charge(HeaderSet(p->headers).frame_bytes_of_wire(p->wire_bytes));
   const DropReason verdict = mmu_->admit(port, in_prio, out_port, out_prio, bytes);
   if (verdict != DropReason::kNone) {
     drop(std::move(p), out_port, out_prio, verdict);

@@ -49,3 +49,19 @@ TEST_CASE("short Ethernet frames are padded to 64 bytes", "[quick][wire]") {
   CHECK(raw.frame_bytes(47) == 65);
   CHECK(raw.wire_bytes(46) == 84);
 }
+
+TEST_CASE("frame bytes recovered from wire bytes match the header sum", "[quick][wire]") {
+  const RoceV2Format v4(IpVersion::kIpv4, true);
+  const HeaderSet raw{Header::kPreambleSfd, Header::kEthernet, Header::kFcs,
+                      Header::kInterFrameGap};
+  const HeaderSet ib{Header::kLrh, Header::kBth, Header::kIcrc, Header::kVcrc};
+  for (const HeaderSet h :
+       {v4.packet(RcOpcode::kWriteFirst), v4.ack(), v4.cnp(), RoceV2Format::pfc(), raw, ib}) {
+    for (const uint32_t payload : {0U, 10U, 46U, 47U, 1000U, 4096U}) {
+      CHECK(h.frame_bytes_of_wire(h.wire_bytes(payload)) == h.frame_bytes(payload));
+    }
+  }
+  // Ethernet: 20 bytes of preamble, SFD and gap come off; IB has none.
+  CHECK(raw.frame_bytes_of_wire(84) == 64);
+  CHECK(ib.frame_bytes_of_wire(100) == 100);
+}
