@@ -139,6 +139,28 @@ class ForwardingTable {
     return n;
   }
 
+  // The direct table of the common case (see build_direct), for a caller
+  // that keeps it next to its own per-packet state: entry (offset << 8 |
+  // count) into set_ports, 0 for "ask select()". Empty while static routes
+  // exist.
+  struct DirectView {
+    const uint32_t* direct = nullptr;
+    const uint32_t* set_ports = nullptr;
+    uint32_t size = 0;
+  };
+  DirectView direct_view() const {
+    if (!static_.empty() || direct_.empty()) return {};
+    return {direct_.data(), set_ports_.data(), static_cast<uint32_t>(direct_.size())};
+  }
+
+  // mix64(flow_key) mod n, without a division when n is a power of two (the
+  // same value: uplink counts usually are).
+  static uint64_t pick(uint64_t flow_key, uint64_t n) {
+    if (n == 1) return 0;
+    const uint64_t h = mix64(flow_key);
+    return (n & (n - 1)) == 0 ? h & (n - 1) : h % n;
+  }
+
   // Egress port for a packet to `dst` with flow key `flow_key`, or -1.
   int64_t select(uint32_t dst, uint64_t flow_key) const {
     // Common case, one pass: no static routes, a destination with a single
@@ -185,14 +207,6 @@ class ForwardingTable {
       const auto offset = static_cast<uint32_t>(set.data() - set_ports_.data());
       direct_[dst] = (offset << 8) | static_cast<uint32_t>(set.size());
     }
-  }
-
-  // mix64(flow_key) mod n, without a division when n is a power of two (the
-  // same value: uplink counts usually are).
-  static uint64_t pick(uint64_t flow_key, uint64_t n) {
-    if (n == 1) return 0;
-    const uint64_t h = mix64(flow_key);
-    return (n & (n - 1)) == 0 ? h & (n - 1) : h % n;
   }
 
   uint32_t self_ = 0;

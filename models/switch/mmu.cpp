@@ -29,9 +29,12 @@ const char* to_string(DropReason r) {
 
 Mmu::Mmu(const SwitchConfig& cfg, uint32_t ports, std::vector<Bytes> headroom)
     : cfg_(cfg),
-      headroom_(std::move(headroom)),
+      q_(nullptr),
       reserve_(cfg.reserve.count()),
-      queues_(static_cast<size_t>(ports) * 8) {
+      pool_(0),
+      queues_(static_cast<size_t>(ports) * 8),
+      headroom_(std::move(headroom)) {
+  q_ = queues_.data();
   int lossless = 0;
   for (int p = 0; p < 8; ++p) lossless += cfg.lossless(static_cast<uint8_t>(p)) ? 1 : 0;
   int64_t all_headroom = 0;

@@ -50,6 +50,8 @@ class Mmu {
  public:
   // headroom[port] is the headroom of each lossless priority of that port.
   Mmu(const SwitchConfig& cfg, uint32_t ports, std::vector<Bytes> headroom);
+  Mmu(const Mmu&) = delete;
+  Mmu& operator=(const Mmu&) = delete;
 
   // Bytes charged for a frame of `frame_bytes` (whole cells).
   uint32_t charge(uint32_t frame_bytes) const {
@@ -99,18 +101,21 @@ class Mmu {
     int64_t egress = 0;         // egress: charged to packets queued to leave here
     bool paused = false;        // ingress: we are pausing the upstream neighbour
   };
-  Queue& q(uint32_t port, uint8_t prio) { return queues_[port * 8 + prio]; }
-  const Queue& q(uint32_t port, uint8_t prio) const { return queues_[port * 8 + prio]; }
+  Queue& q(uint32_t port, uint8_t prio) { return q_[port * 8 + prio]; }
+  const Queue& q(uint32_t port, uint8_t prio) const { return q_[port * 8 + prio]; }
   int64_t shared_of(const Queue& x) const { return x.bytes > reserve_ ? x.bytes - reserve_ : 0; }
 
-  const SwitchConfig& cfg_;
-  std::vector<Bytes> headroom_;
+  // ---- what every admit() and release() reads and writes: one cache line ----
+  alignas(64) const SwitchConfig& cfg_;
+  Queue* q_;  // queues_.data()
   int64_t reserve_;
   int64_t pool_;  // the shared pool: buffer - all reserve - all headroom
-  std::vector<Queue> queues_;
   int64_t shared_used_ = 0;
   int64_t used_ = 0;
   int64_t peak_used_ = 0;
+  // ---- the rest ----
+  std::vector<Queue> queues_;
+  std::vector<Bytes> headroom_;
 };
 
 }  // namespace rdmasim

@@ -11,11 +11,12 @@ namespace rdmasim {
 Switch::Switch(Simulation& sim, std::string name, const SwitchConfig& cfg)
     : Node(sim, std::move(name)),
       cfg_(cfg),
-      ecmp_seed_(
-          sim.rng_stream(cfg.per_switch_hash_seed ? this->name() + ".ecmp" : "ecmp").next_u64()),
       rng_(sim.rng_stream(this->name())),
       pipeline_(this, sim, cfg.latency, EventClass::kDelivery, id()),
-      watchdog_(this, EventClass::kTimer, id()) {}
+      watchdog_(this, EventClass::kTimer, id()) {
+  hot_.ecmp_seed =
+      sim.rng_stream(cfg.per_switch_hash_seed ? this->name() + ".ecmp" : "ecmp").next_u64();
+}
 
 Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay) {
   if (cfg.pfc.headroom.count() > 0) return cfg.pfc.headroom;
@@ -73,6 +74,8 @@ void Switch::setup() {
     headroom[i] = headroom_for(i);
   }
   mmu_ = std::make_unique<Mmu>(cfg_, n, std::move(headroom));
+  hot_.mmu = mmu_.get();
+  hot_.ports = ports_.data();
   for (uint32_t i = 0; i < n; ++i) port(i).set_state_hint(&ports_[i]);
 }
 
@@ -85,7 +88,7 @@ uint64_t Switch::drops(DropReason r) const {
 }
 
 QueueCounters Switch::queue_counters(uint32_t port, uint8_t prio) const {
-  const Port& pt = ports_[port];
+  const Port& pt = hot_.ports[port];
   const QueueEvents& e = pt.events[prio];
   QueueCounters c;
   c.enqueued = pt.queues.enqueued(prio);
@@ -106,7 +109,12 @@ int64_t Switch::route(const Packet& p, uint32_t in_port) {
     case EcmpMode::kHash: {
       const uint32_t entropy =
           cfg_.hash_dest_qp ? p.flow_hash ^ (p.dst_qpn * 0x9e3779b1U) : p.flow_hash;
-      return fib_.select(p.dst, ecmp_key(ecmp_seed_, p.src, p.dst, entropy));
+      const uint64_t key = ecmp_key(hot_.ecmp_seed, p.src, p.dst, entropy);
+      if (p.dst < hot_.direct.size) {
+        if (const uint32_t d = hot_.direct.direct[p.dst]; d != 0)
+          return hot_.direct.set_ports[(d >> 8) + ForwardingTable::pick(key, d & 0xFF)];
+      }
+      return fib_.select(p.dst, key);
     }
     case EcmpMode::kSpray: {
       return fib_.select(p.dst, rng_.next_u64());
@@ -120,8 +128,8 @@ int64_t Switch::route(const Packet& p, uint32_t in_port) {
       const uint8_t prio = classify(p);
       fib_.for_each_port(p.dst, [&](uint32_t port) {
         const int64_t load =
-            mmu_->egress_bytes(port, prio) + (this->port(port).transmitting() ? 1 : 0);
-        const uint64_t tie = mix64(ecmp_seed_ ^ p.flow_hash ^ port);
+            hot_.mmu->egress_bytes(port, prio) + (this->port(port).transmitting() ? 1 : 0);
+        const uint64_t tie = mix64(hot_.ecmp_seed ^ p.flow_hash ^ port);
         if (load < best_load || (load == best_load && tie < best_tie)) {
           best = port;
           best_load = load;
@@ -137,7 +145,7 @@ int64_t Switch::route(const Packet& p, uint32_t in_port) {
 void Switch::receive(uint32_t port, PacketHandle p) {
   if (p->kind == PacketKind::kPfc) {
     ++counters_.pfc_received;
-    Port& pt = ports_[port];
+    Port& pt = hot_.ports[port];
     const Time recheck = pt.pause.on_frame(*p, sim().now(), cfg_.pfc.response_delay,
                                            this->port(port).link()->rate());
     pt.queues.cache_allowed(0, Time::zero());  // what may be sent has changed
@@ -155,7 +163,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
   if (cfg_.watchdog.enabled && !watchdog_.scheduled())
     sim().schedule_in(watchdog_, cfg_.watchdog.timeout / 4);
   const uint8_t in_prio = classify(*p);
-  mmu_->prefetch(port, in_prio);
+  hot_.mmu->prefetch(port, in_prio);
   const int64_t egress = route(*p, port);
   if (egress < 0) {
     ++counters_.dropped_no_route;
@@ -165,34 +173,36 @@ void Switch::receive(uint32_t port, PacketHandle p) {
     return;
   }
   const auto out_port = static_cast<uint32_t>(egress);
-  if (route_probe.attached() && (p->flags & kFlagFirst) != 0 && (p->flags & kFlagRetransmit) == 0 &&
-      p->kind == PacketKind::kData) {
+  if ((p->flags & (kFlagFirst | kFlagRetransmit)) == kFlagFirst && p->kind == PacketKind::kData &&
+      route_probe.attached()) {
     route_probe.emit(*p, out_port);
   }
   uint8_t out_prio = in_prio;
-  for (const PriorityRewrite& r : rewrites_) {
-    if (r.from != in_prio) continue;
-    if (std::find(r.in_ports.begin(), r.in_ports.end(), port) == r.in_ports.end()) continue;
-    if (!r.out_ports.empty() &&
-        std::find(r.out_ports.begin(), r.out_ports.end(), out_port) == r.out_ports.end()) {
-      continue;
+  if (hot_.rewrites) {
+    for (const PriorityRewrite& r : rewrites_) {
+      if (r.from != in_prio) continue;
+      if (std::find(r.in_ports.begin(), r.in_ports.end(), port) == r.in_ports.end()) continue;
+      if (!r.out_ports.empty() &&
+          std::find(r.out_ports.begin(), r.out_ports.end(), out_port) == r.out_ports.end()) {
+        continue;
+      }
+      out_prio = r.to;
+      p->dscp = cfg_.priority_to_dscp[out_prio];
+      p->pcp = out_prio;
+      break;
     }
-    out_prio = r.to;
-    p->dscp = cfg_.priority_to_dscp[out_prio];
-    p->pcp = out_prio;
-    break;
   }
   // Fetch what admit() and forward() will touch now, in parallel.
-  mmu_->prefetch(out_port, out_prio);
-  ports_[out_port].queues.prefetch_push(out_prio);
+  hot_.mmu->prefetch(out_port, out_prio);
+  hot_.ports[out_port].queues.prefetch_push(out_prio);
   // A stormed queue under the watchdog's drop action takes nothing.
   if (cfg_.watchdog.enabled && cfg_.watchdog.action == WatchdogAction::kDrop &&
-      sim().now() < ports_[out_port].watchdog_until[out_prio]) {
+      sim().now() < hot_.ports[out_port].watchdog_until[out_prio]) {
     drop(std::move(p), out_port, out_prio, DropReason::kWatchdog);
     return;
   }
-  const uint32_t bytes = mmu_->charge(HeaderSet(p->headers).frame_bytes_of_wire(p->wire_bytes));
-  const DropReason verdict = mmu_->admit(port, in_prio, out_port, out_prio, bytes);
+  const uint32_t bytes = hot_.mmu->charge(HeaderSet(p->headers).frame_bytes_of_wire(p->wire_bytes));
+  const DropReason verdict = hot_.mmu->admit(port, in_prio, out_port, out_prio, bytes);
   if (verdict != DropReason::kNone) {
     drop(std::move(p), out_port, out_prio, verdict);
     return;
@@ -202,7 +212,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
   p->ingress_priority = in_prio;
   p->priority = out_prio;
   p->accounted = bytes;
-  if (mmu_->pause_due(port, in_prio)) send_pfc(port, in_prio, true);
+  if (hot_.mmu->pause_due(port, in_prio)) send_pfc(port, in_prio, true);
   if (cfg_.latency == Time::zero()) {
     forward(std::move(p));
   } else {
@@ -214,8 +224,8 @@ void Switch::forward(PacketHandle p) {
   const uint32_t out = p->egress_port;
   const uint8_t prio = p->priority;
   maybe_mark(*p, out, EcnPoint::kEnqueue);
-  ++counters_.forwarded;
-  Port& pt = ports_[out];
+  ++hot_.forwarded;
+  Port& pt = hot_.ports[out];
   pt.queues.push(prio, std::move(p));
   // Into a paused queue: no pull now, it would find nothing. Whatever ends
   // the pause wakes the port (the resume frame, or the pull at its expiry
@@ -243,7 +253,7 @@ uint8_t Switch::allowed(Port& pt, Time now) {
 }
 
 PacketHandle Switch::next_packet(uint32_t port) {
-  Port& pt = ports_[port];
+  Port& pt = hot_.ports[port];
   EgressQueues& q = pt.queues;
   if (q.has_control()) return q.pop_control();
   if (q.nonempty_mask() == 0) return {};
@@ -256,8 +266,8 @@ PacketHandle Switch::next_packet(uint32_t port) {
     return p;
   }
   maybe_mark(*p, port, EcnPoint::kDequeue);
-  mmu_->release(p->ingress_port, p->ingress_priority, port, p->priority, p->accounted);
-  if (mmu_->resume_due(p->ingress_port, p->ingress_priority)) {
+  hot_.mmu->release(p->ingress_port, p->ingress_priority, port, p->priority, p->accounted);
+  if (hot_.mmu->resume_due(p->ingress_port, p->ingress_priority)) {
     send_pfc(p->ingress_port, p->ingress_priority, false);
   }
   return p;
@@ -265,27 +275,27 @@ PacketHandle Switch::next_packet(uint32_t port) {
 
 void Switch::wake_on_pause_change(uint32_t port, Time now) const {
   Time until;
-  ports_[port].pause.paused_mask(now, until);
+  hot_.ports[port].pause.paused_mask(now, until);
   if (!until.is_infinite()) this->port(port).wake_at(until);
 }
 
 bool Switch::backlogged(uint32_t port) const {
   // forward() and send_pfc() wake the port for anything new.
-  const Port& pt = ports_[port];
+  const Port& pt = hot_.ports[port];
   return pt.queues.has_control() || pt.queues.nonempty_mask() != 0;
 }
 
 void Switch::drop(PacketHandle p, uint32_t port, uint8_t prio, DropReason why) {
-  ++ports_[port].events[prio].drops[static_cast<size_t>(why)];
+  ++hot_.ports[port].events[prio].drops[static_cast<size_t>(why)];
   if (drop_probe.attached())
     drop_probe.emit(DropEvent{sim().now(), id(), port, prio, why, p->wire_bytes});
 }
 
 void Switch::send_pfc(uint32_t port, uint8_t prio, bool pause) {
-  Port& pt = ports_[port];
+  Port& pt = hot_.ports[port];
   const uint16_t quanta = pause ? cfg_.pfc.quanta : 0;
   pt.queues.push_control(make_pfc_frame(sim(), static_cast<uint16_t>(1U << prio), quanta));
-  mmu_->set_paused(port, prio, pause);
+  hot_.mmu->set_paused(port, prio, pause);
   ++counters_.pfc_sent;
   if (pfc_probe.attached())
     pfc_probe.emit(PfcEvent{sim().now(), id(), port, prio, pause, true, quanta});
@@ -305,13 +315,13 @@ void Switch::send_pfc(uint32_t port, uint8_t prio, bool pause) {
 }
 
 void Switch::on_refresh(uint32_t port) {
-  Port& pt = ports_[port];
+  Port& pt = hot_.ports[port];
   const Time now = sim().now();
   for (uint8_t pr = 0; pr < 8; ++pr) {
     if (pt.refresh_at[pr] > now) continue;
     pt.refresh_at[pr] = Time::infinite();
-    if (mmu_->paused(port, pr)) {
-      mmu_->set_paused(port, pr, false);  // send_pfc marks it paused again
+    if (hot_.mmu->paused(port, pr)) {
+      hot_.mmu->set_paused(port, pr, false);  // send_pfc marks it paused again
       send_pfc(port, pr, true);
     }
   }
@@ -324,7 +334,7 @@ void Switch::on_watchdog() {
   // nothing sent, for longer than the timeout.
   const Time now = sim().now();
   for (uint32_t i = 0; i < ports_.size(); ++i) {
-    Port& pt = ports_[i];
+    Port& pt = hot_.ports[i];
     for (uint8_t pr = 0; pr < 8; ++pr) {
       if (now < pt.watchdog_until[pr]) continue;
       if (pt.queues.empty(pr) || !pt.pause.paused(pr, now)) continue;
@@ -334,8 +344,8 @@ void Switch::on_watchdog() {
       if (cfg_.watchdog.action == WatchdogAction::kDrop) {
         while (!pt.queues.empty(pr)) {
           PacketHandle p = pt.queues.take(pr);
-          mmu_->release(p->ingress_port, p->ingress_priority, i, pr, p->accounted);
-          if (mmu_->resume_due(p->ingress_port, p->ingress_priority)) {
+          hot_.mmu->release(p->ingress_port, p->ingress_priority, i, pr, p->accounted);
+          if (hot_.mmu->resume_due(p->ingress_port, p->ingress_priority)) {
             send_pfc(p->ingress_port, p->ingress_priority, false);
           }
           drop(std::move(p), i, pr, DropReason::kWatchdog);
@@ -346,7 +356,7 @@ void Switch::on_watchdog() {
     }
   }
   // Keep watching only while something is buffered; an arrival restarts it.
-  if (mmu_->used() > 0) sim().schedule_in(watchdog_, cfg_.watchdog.timeout / 4);
+  if (hot_.mmu->used() > 0) sim().schedule_in(watchdog_, cfg_.watchdog.timeout / 4);
 }
 
 }  // namespace rdmasim

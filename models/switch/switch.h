@@ -82,9 +82,15 @@ class Switch : public Node {
  public:
   Switch(Simulation& sim, std::string name, const SwitchConfig& cfg);
 
-  void set_forwarding_table(ForwardingTable table) { fib_ = std::move(table); }
+  void set_forwarding_table(ForwardingTable table) {
+    fib_ = std::move(table);
+    hot_.direct = fib_.direct_view();
+  }
   const ForwardingTable& forwarding_table() const { return fib_; }
-  void add_rewrite(const PriorityRewrite& r) { rewrites_.push_back(r); }
+  void add_rewrite(const PriorityRewrite& r) {
+    rewrites_.push_back(r);
+    hot_.rewrites = true;
+  }
 
   void setup() override;
   void receive(uint32_t port, PacketHandle p) override;
@@ -92,7 +98,11 @@ class Switch : public Node {
   bool backlogged(uint32_t port) const override;
 
   // ---- observation ----
-  const SwitchCounters& counters() const { return counters_; }
+  SwitchCounters counters() const {
+    SwitchCounters c = counters_;
+    c.forwarded = hot_.forwarded;
+    return c;
+  }
   QueueCounters queue_counters(uint32_t port, uint8_t prio) const;
   const Mmu& mmu() const { return *mmu_; }
   const EgressQueues& egress(uint32_t port) const { return ports_[port].queues; }
@@ -160,10 +170,22 @@ class Switch : public Node {
   // Schedules a pull of `port` for when its pause state next changes.
   void wake_on_pause_change(uint32_t port, Time now) const;
 
+  // What every packet reads: one cache line. (The object's other lines are
+  // touched by PFC frames, drops, probes and failures; with dozens of
+  // switches on a packet's path, each line read per hop is a likely miss.)
+  struct alignas(64) Hot {
+    Mmu* mmu = nullptr;     // mmu_.get()
+    Port* ports = nullptr;  // ports_.data()
+    ForwardingTable::DirectView direct;
+    uint64_t ecmp_seed = 0;
+    uint64_t forwarded = 0;
+    bool rewrites = false;  // any priority rewrite rule
+  };
+  static_assert(sizeof(Hot) == 64);
+  Hot hot_;
   const SwitchConfig& cfg_;
   ForwardingTable fib_;
   std::vector<PriorityRewrite> rewrites_;
-  uint64_t ecmp_seed_;
   RngStream rng_;
   std::vector<Port> ports_;
   std::unique_ptr<Mmu> mmu_;
