@@ -101,9 +101,10 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
     } else {
       out.raw("link_interval");
     }
-    sc.output.pfc_events = out.boolean("pfc_events", true);
-    sc.output.drop_events = out.boolean("drop_events", true);
-    sc.output.flow_paths = out.boolean("flow_paths", true);
+    // Records only the trace holds: by default kept when there is a trace.
+    sc.output.pfc_events = out.boolean("pfc_events", sc.output.trace);
+    sc.output.drop_events = out.boolean("drop_events", sc.output.trace);
+    sc.output.flow_paths = out.boolean("flow_paths", sc.output.trace);
     out.finish();
   }
   {

@@ -98,3 +98,21 @@ TEST_CASE("errors name the JSON path, the value and what was expected", "[quick]
         "hosts)");
   CHECK(error_of("{\"topology\": \n {\"kind\": }").find("bad:2:") == 0);
 }
+
+TEST_CASE("event records follow the trace unless set", "[quick][scenario]") {
+  const Scenario with = load_scenario_text(kStar, "mini");
+  CHECK(with.output.trace);
+  CHECK(with.output.pfc_events);
+  CHECK(with.output.drop_events);
+  CHECK(with.output.flow_paths);
+  LoadOptions o;
+  o.overrides = {"output.trace=false"};
+  const Scenario without = load_scenario_text(kStar, "mini", o);
+  CHECK_FALSE(without.output.pfc_events);
+  CHECK_FALSE(without.output.drop_events);
+  CHECK_FALSE(without.output.flow_paths);
+  o.overrides = {"output.trace=false", "output.pfc_events=true"};
+  const Scenario asked = load_scenario_text(kStar, "mini", o);
+  CHECK(asked.output.pfc_events);
+  CHECK_FALSE(asked.output.drop_events);
+}
