@@ -75,16 +75,7 @@ class EgressQueues {
         turn_started_ = true;
       }
       const int64_t size = l.front()->wire_bytes;
-      if (size <= l.deficit) {
-        l.deficit -= size;
-        l.last_sent = now;
-        PacketHandle out = take_head(p);
-        if (l.size == 0) {
-          l.deficit = 0;
-          advance();
-        }
-        return out;
-      }
+      if (size <= l.deficit) return serve(p, size, now);
       advance();
     }
   }
@@ -204,6 +195,13 @@ class EgressQueues {
     }
     const int64_t size = l.front()->wire_bytes;
     if (size > l.deficit) l.deficit += (size - l.deficit + turn - 1) / turn * turn;
+    return serve(p, size, now);
+  }
+
+  // Sends the head of `p`, whose deficit covers its `size`; an emptied queue
+  // ends its turn with no deficit.
+  PacketHandle serve(uint8_t p, int64_t size, Time now) {
+    Lane& l = lanes_[p];
     l.deficit -= size;
     l.last_sent = now;
     PacketHandle out = take_head(p);
