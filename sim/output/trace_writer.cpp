@@ -302,7 +302,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     t.write(file, "links", rows, dcpl);
   }
 
-  {
+  if (sc.output.pfc_events) {
     auto rows = zeroed<PfcRow>(r.pfc_events.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       const PfcEvent& e = r.pfc_events[i];
@@ -325,7 +325,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     t.write(file, "pfc", rows, dcpl);
   }
 
-  {
+  if (sc.output.drop_events) {
     auto rows = zeroed<DropRow>(r.drop_events.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       const DropEvent& e = r.drop_events[i];

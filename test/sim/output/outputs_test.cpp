@@ -116,3 +116,23 @@ TEST_CASE("trace.h5 holds the flows table, the nodes and the scenario", "[quick]
   CHECK(H5Aexists(f, "rdmasim_version") > 0);
   H5Fclose(f);
 }
+
+TEST_CASE("event tables are written only when recorded", "[quick][trace]") {
+  auto datasets = [](const std::string& overrides) {
+    const fs::path dir = fresh_dir("records");
+    LoadOptions o;
+    if (!overrides.empty()) o.overrides = {overrides};
+    const Ran r = run_text(kContended, o);
+    write_trace((dir / "trace.h5").string(), r.scenario, r.result);
+    hid_t f = H5Fopen((dir / "trace.h5").string().c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    std::string present;
+    for (const char* name : {"pfc", "drops", "flow_paths"}) {
+      if (H5Lexists(f, name, H5P_DEFAULT) > 0) present += std::string(name) + " ";
+    }
+    H5Fclose(f);
+    return present;
+  };
+  CHECK(datasets("") == "pfc drops flow_paths ");
+  CHECK(datasets("output.pfc_events=false") == "drops flow_paths ");
+  CHECK(datasets("output.drop_events=false") == "pfc flow_paths ");
+}
