@@ -62,9 +62,10 @@ def plain(value):
         return value
 
 
-def run_name(assignment, seed):
+def run_name(index, assignment, seed):
+    """A readable folder name; the index keeps it unique after the cleaning."""
     text = "_".join(f"{p.split('.')[-1]}={v}" for p, v in assignment) + f"_seed={seed}"
-    return re.sub(r"[^A-Za-z0-9_.=-]+", "", text)[:120]
+    return f"{index:04d}_" + re.sub(r"[^A-Za-z0-9_.=-]+", "", text)[:120]
 
 
 def row_of(summary):
@@ -81,9 +82,9 @@ def row_of(summary):
         "retransmissions": summary.get("retransmissions"),
         "flows": flows.get("count"),
         "flows_completed": flows.get("completed"),
-        "fct_mean_us": (fct.get("mean") or 0) / 1e6 if fct else None,
-        "fct_p99_us": (fct.get("p99") or 0) / 1e6 if fct else None,
-        "fct_max_us": (fct.get("max") or 0) / 1e6 if fct else None,
+        "fct_mean_us": fct["mean"] / 1e6 if "mean" in fct else None,
+        "fct_p99_us": fct["p99"] / 1e6 if "p99" in fct else None,
+        "fct_max_us": fct["max"] / 1e6 if "max" in fct else None,
         "aggregate_goodput_gbps": flows.get("aggregate_goodput_gbps"),
         "wall_seconds": summary.get("run", {}).get("wall_seconds"),
     }
@@ -97,6 +98,9 @@ def main():
     ap.add_argument("--seeds", default="", help="comma-separated seeds (default: the scenario's)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", required=True, help="folder for the runs and summary.csv")
+    ap.add_argument("--no-trace", action="store_true",
+                    help="write only summary.json per run (sets output.trace=false, which also stops "
+                         "recording PFC and drop events)")
     ap.add_argument("--binary", default=str(ROOT / "build" / "sim" / "cli" / "rdmasim"))
     args = ap.parse_args()
 
@@ -111,12 +115,14 @@ def main():
     for values in itertools.product(*[vals for _, vals in grid]) if grid else [()]:
         assignment = list(zip([p for p, _ in grid], values))
         for seed in seeds:
-            combos.append((assignment, seed))
+            combos.append((len(combos), assignment, seed))
 
     def run(combo):
-        assignment, seed = combo
-        name = run_name(assignment, seed if seed is not None else "default")
+        index, assignment, seed = combo
+        name = run_name(index, assignment, seed if seed is not None else "default")
         cmd = [args.binary, "run", args.scenario, "--quiet", "--out", str(out / name)]
+        if args.no_trace:
+            cmd += ["--set", "output.trace=false"]
         for s in args.set:
             cmd += ["--set", s]
         for p, v in assignment:
