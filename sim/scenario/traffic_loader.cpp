@@ -233,15 +233,12 @@ std::vector<FlowSpec> read_flow(JsonReader& r, const Topology& t) {
   f.dst = read_host(r, "dst", t);
   if (f.src == f.dst) r.fail("dst", "the same host as src", "a different host");
   f.bytes = r.bytes("size", std::nullopt).count();
-  f.start = r.time("start", Time::zero());
-  f.op = read_op(r);
-  f.name = r.string("name", std::string());
-  if (r.has("rate")) {
-    f.rate = r.rate("rate", std::nullopt);
-  } else {
-    r.raw("rate");
-  }
-  f.qps = static_cast<uint32_t>(r.integer("qps", 1, 1, 256));
+  FlowCommon c = read_common(r, std::string());
+  f.name = std::move(c.name);
+  f.start = c.start;
+  f.op = c.op;
+  f.rate = c.rate;
+  f.qps = c.qps;
   r.finish();
   return {std::move(f)};
 }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include "test/support/flow_common.h"
 
 #include "models/traffic/patterns.h"
 #include "sim/scenario/scenario.h"
@@ -77,7 +78,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   in.dst = 0;
   in.bytes = 1 << 20;
   in.jitter = Time::us(1);
-  in.common = {"incast[1]", Time::us(5), Verb::kSend, BitRate(), 1};
+  in.common = rdmasim::testing::common("incast[1]", Time::us(5), Verb::kSend);
   RngStream r1(5, "traffic[1]");
   CHECK(slice(flows, at, 4) == incast(in, r1));
   at += 4;
@@ -85,7 +86,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   PermutationParams pr;
   pr.hosts = {0, 1, 2, 3, 4, 5, 6, 7};
   pr.bytes = 65536;
-  pr.common = {"permutation[2]", Time::zero(), Verb::kWrite, BitRate(), 1};
+  pr.common = rdmasim::testing::common("permutation[2]", Time::zero(), Verb::kWrite);
   RngStream r2(5, "traffic[2]");
   CHECK(slice(flows, at, 8) == permutation(pr, r2));
   at += 8;
@@ -103,7 +104,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   aa.hosts = {0, 1, 2};
   aa.bytes = 4096;
   aa.stagger = Time::us(2);
-  aa.common = {"all_to_all[4]", Time::zero(), Verb::kWrite, BitRate(), 1};
+  aa.common = rdmasim::testing::common("all_to_all[4]", Time::zero(), Verb::kWrite);
   CHECK(slice(flows, at, 6) == all_to_all(aa));
   at += 6;
 
@@ -115,7 +116,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   bg.sizes = &ws;
   bg.duration = Time::ms(1);
   bg.max_flows = 1'000'000;
-  bg.common = {"background[5]", Time::zero(), Verb::kWrite, BitRate(), 1};
+  bg.common = rdmasim::testing::common("background[5]", Time::zero(), Verb::kWrite);
   RngStream r5(5, "traffic[5]");
   const auto expected = background(bg, r5);
   REQUIRE(flows.size() == at + expected.size());

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
+#include "test/support/flow_common.h"
 
 #include "models/traffic/patterns.h"
 
@@ -38,7 +39,7 @@ BackgroundParams params(const FlowSizeCdf& sizes, uint32_t n, double load, Time 
   p.sizes = &sizes;
   p.duration = duration;
   p.max_flows = 10'000'000;
-  p.common = {"background[0]", Time::us(100), Verb::kWrite, BitRate(), 1};
+  p.common = rdmasim::testing::common("background[0]", Time::us(100), Verb::kWrite);
   return p;
 }
 

@@ -2,6 +2,7 @@
 // random derangement, across groups) and all-to-all make exactly the flows
 // their definitions say; random ones are deterministic per stream.
 #include "models/traffic/patterns.h"
+#include "test/support/flow_common.h"
 
 #include <catch2/catch.hpp>
 #include <map>
@@ -31,7 +32,7 @@ TEST_CASE("incast: one flow per sender, all to dst", "[quick][traffic][patterns]
   p.senders = {7, 2, 5, 0, 9};
   p.dst = 3;
   p.bytes = 1 << 20;
-  p.common = {"incast[2]", Time::us(10), Verb::kSend, BitRate(), 1};
+  p.common = rdmasim::testing::common("incast[2]", Time::us(10), Verb::kSend);
   RngStream rng(1, "traffic[2]");
   const auto flows = incast(p, rng);
   REQUIRE(flows.size() == p.senders.size());
@@ -59,7 +60,7 @@ TEST_CASE("incast jitter: starts uniform over [start, start + jitter]",
   p.dst = 0;
   p.bytes = 100;
   p.jitter = Time::ns(1);  // 1000 ps: 1001 equally likely offsets
-  p.common = {"x", Time::us(5), Verb::kWrite, BitRate(), 1};
+  p.common = rdmasim::testing::common("x", Time::us(5), Verb::kWrite);
   RngStream rng(3, "traffic[0]");
   const auto flows = incast(p, rng);
   double sum = 0;
@@ -96,7 +97,7 @@ TEST_CASE("shift permutation maps i to (i + k) mod n", "[quick][traffic][pattern
   p.pattern = PermutationParams::Pattern::kShift;
   p.shift = 4;
   p.bytes = 4096;
-  p.common = {"permutation[0]", Time::zero(), Verb::kWrite, BitRate(), 1};
+  p.common = rdmasim::testing::common("permutation[0]", Time::zero(), Verb::kWrite);
   RngStream rng(1, "traffic[0]");
   const auto flows = permutation(p, rng);
   REQUIRE(flows.size() == 6);
@@ -182,7 +183,7 @@ TEST_CASE("random permutation through permutation(): hosts and groups",
   p.hosts = {3, 9, 4, 20, 7, 1, 12, 8};
   p.group = {0, 0, 1, 1, 2, 2, 3, 3};
   p.bytes = 1000;
-  p.common = {"permutation[1]", Time::us(1), Verb::kWrite, BitRate(), 1};
+  p.common = rdmasim::testing::common("permutation[1]", Time::us(1), Verb::kWrite);
   RngStream rng(42, "traffic[1]");
   const auto flows = permutation(p, rng);
   REQUIRE(flows.size() == 8);
@@ -208,7 +209,7 @@ TEST_CASE("all-to-all: n(n-1) flows, every ordered pair once, round by round",
     p.hosts = iota_hosts(n, 100);
     p.bytes = 65536;
     p.stagger = Time::us(3);
-    p.common = {"all_to_all[0]", Time::us(10), Verb::kWrite, BitRate(), 1};
+    p.common = rdmasim::testing::common("all_to_all[0]", Time::us(10), Verb::kWrite);
     const auto flows = all_to_all(p);
     REQUIRE(flows.size() == n * (n - 1));
     std::set<std::pair<uint32_t, uint32_t>> pairs;
