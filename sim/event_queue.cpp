@@ -33,7 +33,6 @@ size_t EventQueue::next_set(const std::vector<uint64_t>& bits, size_t from, size
 
 void EventQueue::push(Event& e, Time t) {
   assert(!e.scheduled());
-  assert(epoch_of(t) > epoch_ || (epoch_of(t) == epoch_ && bucket_of(t) >= cursor_));
   e.when_ = t;
   e.live_seq_ = ++next_seq_;
   ++count_;
@@ -50,17 +49,21 @@ void EventQueue::link(Event*& head, Event& e, uint8_t level) {
 
 void EventQueue::insert(Event& e) {
   const uint64_t epoch = epoch_of(e.when_);
+  // At or before the cursor: into the sorted current bucket. Before it only
+  // when a run stopped (time limit, stop request) after the queue had moved
+  // on to the next event, and something is then scheduled earlier than that
+  // event: it is then the earliest of all, so current_ is its place.
+  if (epoch < epoch_ || (epoch == epoch_ && bucket_of(e.when_) <= cursor_)) {
+    const Entry x = entry_of(e);
+    if (current_sorted_) {
+      current_.insert(std::upper_bound(current_.begin(), current_.end(), x, Later{}), x);
+    } else {
+      current_.push_back(x);
+    }
+    return;
+  }
   if (epoch == epoch_) {
     const size_t idx = bucket_of(e.when_);
-    if (idx == cursor_) {
-      const Entry x = entry_of(e);
-      if (current_sorted_) {
-        current_.insert(std::upper_bound(current_.begin(), current_.end(), x, Later{}), x);
-      } else {
-        current_.push_back(x);
-      }
-      return;
-    }
     link(buckets_[idx], e, 1);
     mark(bucket_bits_, idx);
     ++in_buckets_;

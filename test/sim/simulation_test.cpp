@@ -55,6 +55,41 @@ TEST_CASE("run stops at the stop time and can continue", "[quick][simulation]") 
   CHECK(log.size() == 5);
 }
 
+namespace {
+// Fires once when told to, logging the time.
+class Once : public Component {
+ public:
+  Once(Simulation& sim, std::string name, std::vector<std::string>* log)
+      : Component(sim, std::move(name)), log_(log), fire_(this, EventClass::kTimer, id()) {}
+  void at(Time t) { sim().schedule(fire_, t); }
+  void on_fire() { log_->push_back(name() + "@" + to_string(sim().now())); }
+
+ private:
+  std::vector<std::string>* log_;
+  MemberEvent<Once, &Once::on_fire> fire_;
+};
+}  // namespace
+
+TEST_CASE("an event scheduled between runs ahead of the queued next one runs first",
+          "[quick][simulation]") {
+  // The queue has already looked ahead to the next event (another bucket,
+  // another epoch, beyond the second wheel) when run() returns at its limit.
+  for (const Time next : {Time::us(5), Time::us(100), Time::ms(50)}) {
+    INFO("next event at " << to_string(next));
+    std::vector<std::string> log;
+    Simulation sim;
+    auto& late = sim.add<Once>("late", &log);
+    auto& early = sim.add<Once>("early", &log);
+    sim.setup();
+    late.at(next);
+    CHECK(sim.run(Time::us(1)) == RunEnd::kTimeLimit);
+    early.at(Time::us(2));
+    CHECK(sim.run() == RunEnd::kIdle);
+    CHECK(log == std::vector<std::string>{"early@2us", "late@" + to_string(next)});
+    CHECK(sim.pending_events() == 0);
+  }
+}
+
 TEST_CASE("two simulations in one process do not interact", "[quick][simulation]") {
   std::vector<std::string> log1, log2;
   Simulation s1(1), s2(2);
