@@ -227,10 +227,16 @@ void Switch::forward(PacketHandle p) {
   ++hot_.forwarded;
   Port& pt = hot_.ports[out];
   pt.queues.push(prio, std::move(p));
-  // Into a paused queue: no pull now, it would find nothing. Whatever ends
-  // the pause wakes the port (the resume frame, or the pull at its expiry
-  // that the last empty pull scheduled).
-  if (((allowed(pt, sim().now()) >> prio) & 1) != 0) port(out).wake();
+  // Into a paused queue: no pull now, it would find nothing; a pull when the
+  // pause may end instead (a resume frame brings it forward; without one,
+  // the pause simply expires). No earlier pull need have scheduled it: the
+  // queue may have been empty when the pause came.
+  const Time now = sim().now();
+  if (((allowed(pt, now) >> prio) & 1) != 0) {
+    port(out).wake();
+  } else {
+    wake_on_pause_change(out, now);
+  }
 }
 
 // The priorities port `pt` may send now: those PFC has not paused (or whose

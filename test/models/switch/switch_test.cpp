@@ -218,3 +218,66 @@ TEST_CASE("a pause that expires without a resume frees the queue when it ends", 
   CHECK(paused > plain);
   CHECK(paused <= plain + pause + Time::us(1));
 }
+
+namespace {
+// Records what a host-side node receives; sends nothing.
+struct Sink : Node {
+  Sink(Simulation& s, std::string n) : Node(s, std::move(n)) {}
+  void receive(uint32_t, PacketHandle p) override {
+    if (p->kind != PacketKind::kPfc) got.push_back({sim().now(), p->priority});
+  }
+  PacketHandle next_packet(uint32_t) override { return {}; }
+  std::vector<std::pair<Time, uint8_t>> got;
+};
+// Hands data packets with a given DSCP to switch port 0 at given times.
+struct DataInjector : Component {
+  DataInjector(Simulation& s, Switch& sw) : Component(s, "data"), sw_(sw) {}
+  std::vector<std::pair<Time, uint8_t>> items;  // (when, DSCP)
+  size_t next = 0;
+  void setup() override { sim().schedule(event_, items[0].first); }
+  void fire() {
+    const HeaderSet h = RoceV2Format(IpVersion::kIpv4, false).packet(RcOpcode::kWriteMiddle);
+    PacketHandle p = sim().make_packet();
+    p->kind = PacketKind::kData;
+    p->headers = h.bits();
+    p->payload_bytes = 4096;
+    p->wire_bytes = h.wire_bytes(4096);
+    p->dst = 1;
+    p->dscp = items[next++].second;
+    sw_.receive(0, std::move(p));
+    if (next < items.size()) sim().schedule(event_, items[next].first);
+  }
+  Switch& sw_;
+  MemberEvent<DataInjector, &DataInjector::fire> event_{this, EventClass::kDelivery, 0};
+};
+}  // namespace
+
+TEST_CASE("a packet queued behind a pause that found its queue empty leaves when the pause ends",
+          "[quick][switch]") {
+  // Priority 0 keeps the port busy while a pause of priority 3 arrives; the
+  // priority-0 queue drains; then a priority-3 packet arrives. The pause
+  // expires with no resume frame: the packet must leave then.
+  Simulation sim;
+  SwitchConfig sc;
+  Switch& sw = sim.add<Switch>("sw", sc);
+  Sink& a = sim.add<Sink>(std::string("a"));
+  Sink& b = sim.add<Sink>(std::string("b"));
+  const Cable ca = connect(sim, a, sw, BitRate::gbps(100), Time::us(1));
+  const Cable cb = connect(sim, b, sw, BitRate::gbps(100), Time::us(1));
+  sw.set_forwarding_table(ForwardingTable::from_static({{ca.b_port}, {cb.b_port}}));
+  DataInjector& data = sim.add<DataInjector>(sw);
+  for (int i = 0; i < 10; ++i) data.items.push_back({Time::ns(1 + i), 0});  // DSCP 0: priority 0
+  data.items.push_back({Time::us(4), 26});                                  // DSCP 26: priority 3
+  const uint16_t quanta = 1000;
+  sim.add<PauseInjector>(sw, cb.b_port, Time::ns(500), quanta);
+  sim.setup();
+  sim.run();
+  REQUIRE(b.got.size() == 11);
+  CHECK(b.got.back().second == 3);
+  // IEEE 802.1Qbb: 512 bit times per quantum; then one 4178-byte frame at
+  // 100 Gb/s and the cable's 1 us.
+  const Time pause_end =
+      Time::ns(500) + sc.pfc.response_delay + Time::ps(int64_t{quanta} * 512 * 10);
+  const Time frame = Time::ps(4178 * 8 * 10);
+  CHECK(b.got.back().first == pause_end + frame + Time::us(1));
+}
