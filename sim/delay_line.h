@@ -41,10 +41,9 @@ class DelayLine {
     assert(ring_.empty() || due >= last_due_);
     last_due_ = due;
     ring_.push_back(Entry{due, std::move(p)});
-    if (ring_.size() == 1) {
-      event_.set_prefetch_hint(&ring_.front());
-      sim_.schedule(event_, due);
-    }
+    // Every push: a push that grew the ring moved its front.
+    event_.set_prefetch_hint(&ring_.front());
+    if (ring_.size() == 1) sim_.schedule(event_, due);
   }
 
  private:
@@ -58,8 +57,9 @@ class DelayLine {
     if (!ring_.empty()) {
       event_.set_prefetch_hint(&ring_.front());
       sim_.schedule(event_, ring_.front().due);
-      // The next packet is delivered a frame time from now; by then a line
-      // read now has a fair chance to still be cached (measured: W1 faster).
+      // The next packet is due a frame time (or less) from now; by then a
+      // line read now has a fair chance to still be cached (measured: W1
+      // faster).
       __builtin_prefetch(ring_.front().packet.get());
     }
     (owner_->*Deliver)(std::move(p));

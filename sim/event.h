@@ -58,6 +58,8 @@ class Event {
   Time when() const { return when_; }
   EventClass event_class() const { return cls_; }
   uint32_t tag() const { return tag_; }
+  // (class << 32) | tag: the order of events due at the same time.
+  uint64_t class_tag() const { return (static_cast<uint64_t>(cls_) << 32) | tag_; }
   // Set once the owning component knows its stable id.
   void set_tag(uint32_t tag) { tag_ = tag; }
   // Memory the handler will read first that is not in the event itself (e.g.

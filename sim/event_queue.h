@@ -69,6 +69,8 @@ class EventQueue {
   static constexpr int64_t kBucketWidth = int64_t{1} << kBucketShift;
   static constexpr size_t kBuckets = 1024;
   static constexpr int kEpochShift = kBucketShift + 10;
+  static_assert(kBuckets == size_t{1} << (kEpochShift - kBucketShift),
+                "an epoch is kBuckets buckets");
   static constexpr size_t kSlots = 1024;
 
  private:
@@ -85,8 +87,7 @@ class EventQueue {
     bool live() const { return seq == event->live_seq_; }
   };
   static Entry entry_of(const Event& e) {
-    return Entry{e.when_, (static_cast<uint64_t>(e.cls_) << 32) | e.tag_, e.live_seq_,
-                 const_cast<Event*>(&e)};
+    return Entry{e.when_, e.class_tag(), e.live_seq_, const_cast<Event*>(&e)};
   }
   static uint64_t epoch_of(Time t) { return static_cast<uint64_t>(t.in_ps()) >> kEpochShift; }
   static size_t bucket_of(Time t) {

@@ -75,8 +75,7 @@ RunEnd Simulation::run(Time stop_at) {
     if (e->cls_ < EventClass::kSample) --model_pending_;
     now_ = t;
     ++events_;
-    fingerprint_ = mix64(fingerprint_ ^ static_cast<uint64_t>(t.in_ps())) ^
-                   ((static_cast<uint64_t>(e->cls_) << 32) | e->tag_);
+    fingerprint_ = mix64(fingerprint_ ^ static_cast<uint64_t>(t.in_ps())) ^ e->class_tag();
     e->handler_(*e);
     if (events_ >= next_progress) {
       progress_hook_(*this);

@@ -94,7 +94,8 @@ class QueuePair {
 
   // Sequence state, driven by the NIC.
   uint64_t una = 0;  // oldest PSN not known to be done
-  // Rate limiter (per-QP pacing; the hook congestion control sets): 0 means
+  // Rate limiter (per-QP pacing: a flow's `rate`, and the hook for
+  // congestion control): 0 means
   // line rate. The QP may start its next packet at `next_send`.
   BitRate rate;
   Time next_send;

@@ -112,7 +112,8 @@ class RdmaNic : public Node {
   // `until` it sends a resume unless its receive buffer still needs the pause.
   void start_pfc_storm(uint8_t priority, Time until);
   // Paces QP `qpn` to `rate` (0: line rate): each packet may start only
-  // wire bytes / rate after the previous one. Congestion control sets it.
+  // wire bytes / rate after the previous one. The traffic generator sets it
+  // for a flow with a `rate`; a congestion-control model would set it too.
   void set_qp_rate(uint32_t qpn, BitRate rate) { qp(qpn).rate = rate; }
 
   void setup() override;

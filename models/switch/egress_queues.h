@@ -222,7 +222,8 @@ class EgressQueues {
   uint8_t rr_ = 0;
   bool turn_started_ = false;
   uint8_t allowed_ = 0;
-  uint8_t stale_ = 0;                  // empty queues whose deficit take() left set
+  uint8_t stale_ =
+      0;  // queues take() emptied with a deficit left (reset when DWRR next passes them empty)
   Time allowed_until_ = Time::zero();  // the cache starts invalid
   Ring<PacketHandle> control_;
   // ---- one line per priority ----

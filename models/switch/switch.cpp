@@ -88,7 +88,7 @@ uint64_t Switch::drops(DropReason r) const {
 }
 
 QueueCounters Switch::queue_counters(uint32_t port, uint8_t prio) const {
-  const Port& pt = hot_.ports[port];
+  const Port& pt = ports_[port];
   const QueueEvents& e = pt.events[prio];
   QueueCounters c;
   c.enqueued = pt.queues.enqueued(prio);
@@ -234,8 +234,11 @@ void Switch::forward(PacketHandle p) {
   const Time now = sim().now();
   if (((allowed(pt, now) >> prio) & 1) != 0) {
     port(out).wake();
+  } else if (now < pt.queues.allowed_until()) {
+    // allowed() has just cached when the pause state next changes.
+    if (!pt.queues.allowed_until().is_infinite()) port(out).wake_at(pt.queues.allowed_until());
   } else {
-    wake_on_pause_change(out, now);
+    wake_on_pause_change(out, now);  // the watchdog's forward mode keeps no cache
   }
 }
 
@@ -292,7 +295,7 @@ bool Switch::backlogged(uint32_t port) const {
 }
 
 void Switch::drop(PacketHandle p, uint32_t port, uint8_t prio, DropReason why) {
-  ++hot_.ports[port].events[prio].drops[static_cast<size_t>(why)];
+  ++ports_[port].events[prio].drops[static_cast<size_t>(why)];
   if (drop_probe.attached())
     drop_probe.emit(DropEvent{sim().now(), id(), port, prio, why, p->wire_bytes});
 }
@@ -321,7 +324,7 @@ void Switch::send_pfc(uint32_t port, uint8_t prio, bool pause) {
 }
 
 void Switch::on_refresh(uint32_t port) {
-  Port& pt = hot_.ports[port];
+  Port& pt = ports_[port];
   const Time now = sim().now();
   for (uint8_t pr = 0; pr < 8; ++pr) {
     if (pt.refresh_at[pr] > now) continue;
@@ -340,7 +343,7 @@ void Switch::on_watchdog() {
   // nothing sent, for longer than the timeout.
   const Time now = sim().now();
   for (uint32_t i = 0; i < ports_.size(); ++i) {
-    Port& pt = hot_.ports[i];
+    Port& pt = ports_[i];
     for (uint8_t pr = 0; pr < 8; ++pr) {
       if (now < pt.watchdog_until[pr]) continue;
       if (pt.queues.empty(pr) || !pt.pause.paused(pr, now)) continue;

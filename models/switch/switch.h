@@ -39,7 +39,7 @@
 namespace rdmasim {
 
 struct SwitchCounters {
-  uint64_t forwarded = 0;
+  uint64_t forwarded = 0;  // (kept in Switch::Hot while running; counters() fills it in)
   uint64_t dropped_no_route = 0;
   uint64_t pfc_sent = 0;      // pause and resume frames sent
   uint64_t pfc_received = 0;  // pause and resume frames received

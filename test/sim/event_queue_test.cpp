@@ -44,7 +44,7 @@ TEST_CASE("events pop in (time, class, tag, sequence) order", "[quick][event]") 
   CHECK(order[5] == &late);
 }
 
-TEST_CASE("erase keeps the heap ordered", "[quick][event]") {
+TEST_CASE("erase keeps the pop order", "[quick][event]") {
   EventQueue q;
   RngStream rng(7, "test");
   std::vector<std::unique_ptr<Event>> events;
@@ -78,7 +78,7 @@ TEST_CASE("cancelled and rescheduled events leave no trace in the order or the s
   q.push(b, Time::ns(20));
   q.push(c, Time::ns(30));
   CHECK(q.size() == 3);
-  q.erase(a);  // cancelled: stale entry at the top
+  q.erase(a);  // cancelled: unlinked from its bucket
   CHECK(q.size() == 2);
   q.erase(b);
   q.push(b, Time::ns(5));  // rescheduled earlier

@@ -135,6 +135,7 @@ TEST_CASE("pop() serves in the textbook DWRR order", "[quick][scheduler]") {
   RngStream rng(7, "dwrr");
   uint32_t next_id = 0;
   int single = 0;
+  int takes = 0;
   for (int step = 0; step < 200000; ++step) {
     // Phases where one queue is busy alone, and phases with several.
     const uint8_t active = (step / 5000) % 2 == 0 ? static_cast<uint8_t>(1U << ((step / 10000) % 8))
@@ -149,6 +150,15 @@ TEST_CASE("pop() serves in the textbook DWRR order", "[quick][scheduler]") {
         ref.q[p].emplace_back(next_id++, bytes);
       }
     }
+    if (rng.uniform01() < 0.02) {
+      // A watchdog drop: take() empties around the scheduler, leaving a
+      // deficit for DWRR to reset when it next passes.
+      const auto p = static_cast<uint8_t>(rng.next_u64() % 8);
+      if (!q.empty(p)) {
+        REQUIRE(q.take(p)->payload_bytes == static_cast<uint32_t>(ref.take(p)));
+        ++takes;
+      }
+    }
     const auto allowed = static_cast<uint8_t>(rng.uniform01() < 0.8 ? 0xFF : rng.next_u64());
     if ((q.nonempty_mask() & allowed & (q.nonempty_mask() & allowed) - 1) == 0) ++single;
     PacketHandle out = q.pop(allowed, c);
@@ -157,4 +167,5 @@ TEST_CASE("pop() serves in the textbook DWRR order", "[quick][scheduler]") {
     if (out) REQUIRE(out->payload_bytes == static_cast<uint32_t>(want));
   }
   CHECK(single > 10000);  // the one-candidate case was exercised
+  CHECK(takes > 50);
 }
