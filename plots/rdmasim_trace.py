@@ -322,8 +322,13 @@ def _parse_time_ps(text: Any) -> int | None:
 
 
 def _sample_interval(trace: Trace, key: str, times: pd.Series) -> int | None:
-    """The sampling interval in ps: the scenario's output.<key>, else inferred
-    from the sample times (their tick grid), else None."""
+    """The sampling interval in ps: the table's interval_ps attribute, else the
+    scenario's output.<key> (older traces), else inferred from the sample
+    times (their tick grid), else None."""
+    table = {"link_interval": "link_samples", "queue_interval": "queues"}.get(key)
+    attr = trace.table_attrs.get(table, {}).get("interval_ps")
+    if attr is not None and int(attr) > 0:
+        return int(attr)
     ps = _parse_time_ps(trace.scenario.get("output", {}).get(key))
     if ps is not None and ps > 0:
         return ps
@@ -632,11 +637,11 @@ def retransmissions_table(trace: Trace, *, all_flows: bool = False) -> pd.DataFr
 def link_intervals(trace: Trace, *, close: bool = True) -> pd.DataFrame:
     """/link_samples with per-interval throughput, closed at the end of the run.
 
-    The sampler's last tick is usually before the end of the run
-    (sim_time_ps): a completed run ends at the last completion, between
-    ticks. With `close`, each direction whose /links counters (the end-of-run
-    totals) exceed its last sample gets one more row at sim_time_ps, marked
-    `closing`, whose interval starts at the later of its last row and the
+    The sampler records every direction that changed at the end of the run
+    (sim_time_ps), so on current traces nothing is left to close. For traces
+    written before it did, with `close`, each direction whose /links counters
+    (the end-of-run totals) exceed its last sample gets one more row at
+    sim_time_ps, marked `closing`, whose interval starts at the later of its last row and the
     last tick; so the d_* columns of a direction sum to its /links totals.
     Columns as the enriched /link_samples (see its enricher), plus `closing`.
     """

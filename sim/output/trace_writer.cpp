@@ -341,7 +341,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     t.write(file, "drops", rows, dcpl);
   }
 
-  if (!r.queue_samples.empty() || !sc.output.queue_interval.is_infinite()) {
+  if (!sc.output.queue_interval.is_infinite()) {
     auto rows = zeroed<QueueRow>(r.queue_samples.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       const QueueSample& q = r.queue_samples[i];
