@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -135,4 +136,25 @@ TEST_CASE("event tables are written only when recorded", "[quick][trace]") {
   CHECK(datasets("") == "pfc drops flow_paths ");
   CHECK(datasets("output.pfc_events=false") == "drops flow_paths ");
   CHECK(datasets("output.drop_events=false") == "pfc flow_paths ");
+}
+
+TEST_CASE("link samples end at each direction's totals", "[quick][trace]") {
+  // With a 1 s interval the only tick is at 0; the run ends long before the
+  // next, and the sampler's row at the end makes every direction's
+  // cumulative counters reach the /links totals.
+  LoadOptions o;
+  o.overrides = {"output.link_interval=1s"};
+  const Ran r = run_text(kContended, o);
+  std::map<uint32_t, LinkSample> last;
+  for (const LinkSample& s : r.result.link_samples) last[s.link] = s;
+  REQUIRE(r.result.links.size() == 8);  // 4 cables, both directions
+  for (uint32_t i = 0; i < r.result.links.size(); ++i) {
+    INFO("direction " << i);
+    const LinkResult& l = r.result.links[i];
+    if (l.wire_bytes == 0) continue;
+    REQUIRE(last.count(i) == 1);
+    CHECK(last[i].wire_bytes == l.wire_bytes);
+    CHECK(last[i].frames == l.frames);
+    CHECK(last[i].time == r.result.sim_time);
+  }
 }
