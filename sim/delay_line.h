@@ -23,8 +23,9 @@ namespace rdmasim {
 template <class Owner, void (Owner::*Deliver)(PacketHandle)>
 class DelayLine {
  public:
-  DelayLine(Owner* owner, Simulation& sim, Time delay, EventClass cls, uint32_t tag)
-      : owner_(owner), sim_(sim), delay_(delay), event_(this, cls, tag) {}
+  // The owner is a Component: the line runs in its partition.
+  DelayLine(Owner* owner, Time delay, EventClass cls, uint32_t tag)
+      : owner_(owner), delay_(delay), event_(this, cls, tag) {}
 
   Time delay() const { return delay_; }
   size_t size() const { return ring_.size(); }
@@ -32,18 +33,18 @@ class DelayLine {
   size_t clear() {
     const size_t n = ring_.size();
     while (!ring_.empty()) ring_.pop_front();
-    sim_.cancel(event_);
+    owner_->ctx().cancel(event_);
     return n;
   }
 
-  void push(PacketHandle p) { push_at(sim_.now() + delay_, std::move(p)); }
+  void push(PacketHandle p) { push_at(owner_->ctx().now() + delay_, std::move(p)); }
   void push_at(Time due, PacketHandle p) {
     assert(ring_.empty() || due >= last_due_);
     last_due_ = due;
     ring_.push_back(Entry{due, std::move(p)});
     // Every push: a push that grew the ring moved its front.
     event_.set_prefetch_hint(&ring_.front());
-    if (ring_.size() == 1) sim_.schedule(event_, due);
+    if (ring_.size() == 1) owner_->ctx().schedule(event_, due);
   }
 
  private:
@@ -56,7 +57,7 @@ class DelayLine {
     ring_.pop_front();
     if (!ring_.empty()) {
       event_.set_prefetch_hint(&ring_.front());
-      sim_.schedule(event_, ring_.front().due);
+      owner_->ctx().schedule(event_, ring_.front().due);
       // The next packet is due a frame time (or less) from now; by then a
       // line read now has a fair chance to still be cached (measured: W1
       // faster).
@@ -66,7 +67,6 @@ class DelayLine {
   }
 
   Owner* owner_;
-  Simulation& sim_;
   Time delay_;
   Time last_due_;
   Ring<Entry> ring_;

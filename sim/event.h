@@ -70,7 +70,7 @@ class Event {
 
  private:
   friend class EventQueue;
-  friend class Simulation;
+  friend class Partition;
 
   Handler handler_;
   Time when_;

@@ -48,6 +48,8 @@ class EventQueue {
   size_t size() const { return count_ - stale_; }
   // Call ready() first.
   Time top_time() const { return current_.back().time; }
+  // (EventClass << 32) | tag of the earliest event. Call ready() first.
+  uint64_t top_class_tag() const { return current_.back().class_tag; }
 
   void push(Event& e, Time t);
   // Removes and returns the earliest live event. Call ready() first.

@@ -11,18 +11,19 @@ namespace rdmasim {
 
 Link::Link(Simulation& sim, std::string name, BitRate rate, Time delay)
     : Component(sim, std::move(name)),
+      sender_(&ctx()),
       serializer_(rate),
-      propagation_(this, sim, delay, EventClass::kDelivery, id()),
+      propagation_(this, delay, EventClass::kDelivery, id()),
       rng_(sim.rng_stream(this->name())) {
   if (rate.in_bps() <= 0) throw std::invalid_argument("link rate must be positive");
   if (delay <= Time::zero()) throw std::invalid_argument("link delay must be positive");
 }
 
 Time Link::transmit(PacketHandle p) {
-  assert(sim().phase() == Phase::kRunning && "links carry packets only while running");
+  assert(sender_->phase() == Phase::kRunning && "links carry packets only while running");
   assert(idle() && "transmit on a busy link");
   assert(to_ != nullptr && "link not connected");
-  const Time now = sim().now();
+  const Time now = sender_->now();
   const Time ser = serializer_.next(Bytes(p->wire_bytes));
   tx_end_ = now + ser;
   // A cut-through sender cannot finish a frame before the frame has finished
@@ -48,13 +49,25 @@ Time Link::transmit(PacketHandle p) {
     // learns when the last bit will be.
     p->rx_end = tx_end_ + propagation_.delay();
     const Time head = Bytes(std::min<int64_t>(cut_through_bytes_, p->wire_bytes)) / rate();
-    propagation_.push_at(now + head + propagation_.delay(), std::move(p));
+    send(now + head + propagation_.delay(), std::move(p));
   } else {
     // Store-and-forward: delivered when its last bit arrives.
     p->rx_end = Time::zero();
-    propagation_.push_at(tx_end_ + propagation_.delay(), std::move(p));
+    send(tx_end_ + propagation_.delay(), std::move(p));
   }
   return tx_end_;
+}
+
+void Link::setup() {
+  if (sender_ == &ctx()) return;
+  channel_ = sender_->out_[ctx().index()].get();
+  sim().limit_lookahead(propagation_.delay());
+}
+
+void Link::hand_over(Time due, Packet* p) {
+  // From now on the packet goes back to this partition's pool.
+  p->pool = &ctx().pool_;
+  propagation_.push_at(due, PacketHandle(p));
 }
 
 void Link::deliver(PacketHandle p) {
@@ -66,6 +79,9 @@ void Link::deliver(PacketHandle p) {
 }
 
 void Link::set_up(bool up) {
+  // Faults run between windows, once every channel has been emptied into
+  // the links: the frames on the cable are all in the line.
+  assert(channel_ == nullptr || (channel_->buffer[0].empty() && channel_->buffer[1].empty()));
   if (up_ && !up) counters_.lost_down += propagation_.clear();
   up_ = up;
 }

@@ -12,7 +12,12 @@
 //     so n back-to-back frames take the exact total time to within 1 ps.
 //  4. The delay must be positive: it is the lookahead that lets a topology be
 //     split across processes later.
-//  5. A link that is down still takes the sender's frames at line rate (the
+//  5. In a partitioned simulation (simulation.h contract 5) the link belongs
+//     to its receiver's partition, and transmit() runs in its sender's: a
+//     link between partitions puts each frame in a channel to the receiver,
+//     which hands it to the link at its next window's start. Its delay bounds
+//     the lookahead.
+//  6. A link that is down still takes the sender's frames at line rate (the
 //     sender learns of the failure only through routing) but delivers none;
 //     going down loses the frames in flight. With a bit error rate, a frame
 //     of n bits is corrupted with probability 1 - (1 - BER)^n and discarded
@@ -21,6 +26,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/delay_line.h"
 #include "sim/event.h"
@@ -54,11 +60,17 @@ class Link : public Component {
   uint32_t to_port() const { return to_port_; }
   BitRate rate() const { return serializer_.rate(); }
   Time delay() const { return propagation_.delay(); }
-  bool idle() const { return sim().now() >= tx_end_; }
+  bool idle() const { return sender_->now() >= tx_end_; }
   size_t in_flight() const { return propagation_.size(); }
   const LinkCounters& counters() const { return counters_; }
 
   Time transmit(PacketHandle p);
+
+  // The partition of the node that sends on it (by default its own).
+  void set_sender(Partition& p) { sender_ = &p; }
+  void setup() override;
+  // A frame sent from another partition (contract 5), due at `due`.
+  void hand_over(Time due, Packet* p);
 
   bool up() const { return up_; }
   void set_up(bool up);
@@ -71,10 +83,23 @@ class Link : public Component {
 
  private:
   void deliver(PacketHandle p);
+  // Into the line, or into the channel when the receiver is in another
+  // partition.
+  void send(Time due, PacketHandle p) {
+    if (channel_ == nullptr) [[likely]] {
+      propagation_.push_at(due, std::move(p));
+    } else {
+      channel_->push(sender_->parity_, Partition::Transfer{this, due, p.release()},
+                     (static_cast<uint64_t>(EventClass::kDelivery) << 32) | id());
+    }
+  }
 
   // Members in the order a frame touches them (transmit, then deliver), so a
   // hop reads few cache lines of the link.
   Time tx_end_;
+  Partition* sender_;
+  // The channel to the receiver if the sender is in another partition.
+  Partition::Channel* channel_ = nullptr;
   Serializer serializer_;
   bool up_ = true;
   int64_t cut_through_bytes_ = 0;

@@ -30,7 +30,7 @@ class LinkSampler : public Component {
         interval_(interval),
         tick_(this, EventClass::kSample, id()) {}
 
-  void setup() override { sim().schedule(tick_, Time::zero()); }
+  void setup() override { ctx().schedule(tick_, Time::zero()); }
   std::vector<LinkSample>& samples() { return samples_; }
   // One last sample at the end of the run, so that every direction's rows
   // add up to its totals.
@@ -39,10 +39,10 @@ class LinkSampler : public Component {
  private:
   void sample() {
     record();
-    if (sim().model_events_pending() > 0) sim().schedule_in(tick_, interval_);
+    if (sim().model_events_pending() > 0) ctx().schedule_in(tick_, interval_);
   }
   void record() {
-    const Time now = sim().now();
+    const Time now = ctx().now();
     for (uint32_t i = 0; i < links_.size(); ++i) {
       const LinkCounters& c = links_[i]->counters();
       if (c.wire_bytes != last_[i]) {

@@ -9,17 +9,17 @@ namespace rdmasim {
 Port::Port(Node& owner, uint32_t index)
     : owner_(owner), index_(index), tx_done_(this, EventClass::kTransmit, owner.id()) {}
 
-bool Port::transmitting() const { return owner_.sim().now() < busy_until_; }
+bool Port::transmitting() const { return owner_.ctx().now() < busy_until_; }
 
-void Port::wake() { wake_at(owner_.sim().now()); }
+void Port::wake() { wake_at(owner_.ctx().now()); }
 
 void Port::wake_at(Time t) {
   if (link_ == nullptr) return;
   t = std::max(t, busy_until_);
   if (!tx_done_.scheduled()) {
-    owner_.sim().schedule(tx_done_, t);
+    owner_.ctx().schedule(tx_done_, t);
   } else if (tx_done_.when() > t) {
-    owner_.sim().reschedule(tx_done_, t);
+    owner_.ctx().reschedule(tx_done_, t);
   }
 }
 
@@ -31,9 +31,9 @@ void Port::on_tx_done() {
   if (tx_done_.scheduled()) {
     // next_packet() woke the port: not before this frame ends.
     const Time t = more ? busy_until_ : std::max(tx_done_.when(), busy_until_);
-    if (t != tx_done_.when()) owner_.sim().reschedule(tx_done_, t);
+    if (t != tx_done_.when()) owner_.ctx().reschedule(tx_done_, t);
   } else if (more) {
-    owner_.sim().schedule(tx_done_, busy_until_);
+    owner_.ctx().schedule(tx_done_, busy_until_);
   }
 }
 

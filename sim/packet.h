@@ -119,6 +119,8 @@ class PacketHandle {
   Packet* get() const { return p_; }
   explicit operator bool() const { return p_ != nullptr; }
   inline void reset();
+  // Gives up ownership without returning the packet to its pool.
+  Packet* release() { return std::exchange(p_, nullptr); }
 
  private:
   Packet* p_ = nullptr;

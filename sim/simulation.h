@@ -15,6 +15,25 @@
 //  4. Every dispatched event is folded into a fingerprint (time, class, tag),
 //     so two runs that dispatch the same events in the same order have the
 //     same fingerprint, and any divergence changes it.
+//  5. Partitions (sim/partition.h). By default everything is in one
+//     partition and run() is the plain sequential loop. set_partitions(n)
+//     adds partitions; each component is then assigned to one (nodes and the
+//     links into them) or made an observer (set_observer: samplers,
+//     detectors, traffic generators, fault injectors: anything that reads or
+//     writes more than one node). run() then proceeds in windows: every
+//     partition runs, on its own thread, the events before
+//       min(earliest event + lookahead, next observer event, stop time)
+//     where the lookahead is the shortest delay of a link between two
+//     partitions, so nothing sent in a window arrives within it. Between
+//     windows the frames sent across partitions are handed over, and
+//     observer events run alone, with every partition's clock at their time.
+//     The events each partition runs, and their order, do not depend on
+//     thread timing, so a partitioned run is as deterministic as a
+//     sequential one; events of different partitions run in the same
+//     (time, class, tag) order as a sequential run would give them.
+//     What differs: the fingerprint (one chain per partition, combined), and
+//     a stop requested from within a window (see request_stop_at) lets the
+//     other partitions finish that window.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +45,7 @@
 
 #include "sim/event_queue.h"
 #include "sim/packet.h"
+#include "sim/partition.h"
 #include "sim/rng.h"
 #include "sim/units.h"
 
@@ -44,6 +64,10 @@ class Component {
   const std::string& name() const { return name_; }
   uint32_t id() const { return id_; }
   Simulation& sim() const { return sim_; }
+  // The partition the component runs in: its clock, events and packets.
+  Partition& ctx() const { return *part_; }
+  // Moves it to another partition; before setup() (Simulation contract 5).
+  void assign(Partition& p) { part_ = &p; }
 
   // Called once after the whole network is built, before the first event.
   virtual void setup() {}
@@ -52,6 +76,7 @@ class Component {
 
  private:
   Simulation& sim_;
+  Partition* part_;
   std::string name_;
   uint32_t id_;
 };
@@ -85,6 +110,24 @@ class Simulation {
   // The random stream of the component named `name` (see sim/rng.h).
   RngStream rng_stream(std::string_view name) const { return RngStream(seed_, name); }
 
+  // ---- partitioning (contract 5) ----
+  // n >= 1 partitions, run on n threads; before setup().
+  void set_partitions(uint32_t n);
+  uint32_t partitions() const { return static_cast<uint32_t>(parts_.size()); }
+  Partition& partition(uint32_t i) { return *parts_[i]; }
+  // The observers' partition: partition 0 when there is one, else its own,
+  // run between windows.
+  Partition& control() { return *control_; }
+  void set_observer(Component& c) { c.assign(*control_); }
+  // The shortest delay of a link between partitions (infinite if none);
+  // known after setup().
+  Time lookahead() const { return lookahead_; }
+  // Called by links that cross partitions, from setup().
+  void limit_lookahead(Time delay) { lookahead_ = std::min(lookahead_, delay); }
+  // Called between windows by a partitioned run (observers that must see a
+  // consistent whole, e.g. to decide that every flow is done).
+  void call_between_windows(std::function<void()> f) { between_windows_.push_back(std::move(f)); }
+
   // ---- running ----
   void setup();
   // Dispatches events until the queue empties, stop_at is passed, or a
@@ -92,45 +135,64 @@ class Simulation {
   RunEnd run(Time stop_at = Time::infinite());
   void finish();
 
-  Time now() const { return now_; }
+  // The control partition's clock: the simulation's time between windows
+  // and after run(); what observers and tests see.
+  Time now() const { return control_->now(); }
   Phase phase() const { return phase_; }
-  void schedule(Event& e, Time t);
-  void schedule_in(Event& e, Time delay) { schedule(e, now_ + delay); }
-  void reschedule(Event& e, Time t);
-  void cancel(Event& e);
+  void schedule(Event& e, Time t) { control_->schedule(e, t); }
+  void schedule_in(Event& e, Time delay) { control_->schedule_in(e, delay); }
+  void reschedule(Event& e, Time t) { control_->reschedule(e, t); }
+  void cancel(Event& e) { control_->cancel(e); }
+  // From a sequential run, or from an observer between windows: run()
+  // returns after the current event.
   void request_stop() { stop_requested_ = true; }
+  // The same, giving the time the run is considered to have ended (now()
+  // after run()); for a stop decided between windows, after the fact.
+  void request_stop_at(Time t) {
+    stop_requested_ = true;
+    stop_time_ = t;
+  }
 
-  PacketHandle make_packet() { return pool_.make(now_); }
-  const PacketPool& packet_pool() const { return pool_; }
+  PacketHandle make_packet() { return control_->make_packet(); }
+  // Partition 0's pool (the only one of a sequential run).
+  const PacketPool& packet_pool() const { return parts_[0]->packet_pool(); }
+  uint64_t packets_created() const;
 
   // ---- statistics ----
-  uint64_t events_dispatched() const { return events_; }
-  uint64_t fingerprint() const { return fingerprint_; }
-  size_t pending_events() const { return queue_.size(); }
+  uint64_t events_dispatched() const;
+  uint64_t fingerprint() const;
+  size_t pending_events() const;
   // Pending events of the models themselves (classes below kSample): when
   // there are none, nothing can change any more, and observers (samplers,
   // detectors, in kSample and kControl) stop rescheduling themselves.
-  size_t model_events_pending() const { return model_pending_; }
+  size_t model_events_pending() const;
+  // Windows a partitioned run has gone through.
+  uint64_t windows() const { return windows_; }
   // Called from run() about every `every` events, e.g. to print progress.
   void set_progress_hook(std::function<void(const Simulation&)> hook, uint64_t every = 1 << 16);
 
  private:
   friend class Component;
   uint32_t register_component(Component* c);
+  RunEnd run_sequential(Time stop_at);
+  RunEnd run_partitioned(Time stop_at);
 
   uint64_t seed_;
-  Time now_;
   Phase phase_ = Phase::kBuild;
   bool stop_requested_ = false;
-  EventQueue queue_;
-  PacketPool pool_;
-  uint64_t events_ = 0;
-  size_t model_pending_ = 0;
-  uint64_t fingerprint_ = 0;
+  Time stop_time_ = Time::infinite();
+  Time lookahead_ = Time::infinite();
+  uint64_t windows_ = 0;
+  std::vector<std::unique_ptr<Partition>> parts_;
+  std::unique_ptr<Partition> own_control_;  // with more than one partition
+  Partition* control_;
+  std::vector<std::function<void()>> between_windows_;
+  struct Workers;
+  std::unique_ptr<Workers> workers_;
   std::function<void(const Simulation&)> progress_hook_;
   uint64_t progress_every_ = 0;
   std::vector<Component*> components_;
-  // Declared last: components hold packets, which must return to pool_ first.
+  // Declared last: components hold packets, which must return to their pools first.
   std::vector<std::unique_ptr<Component>> owned_;
 };
 

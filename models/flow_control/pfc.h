@@ -28,9 +28,11 @@ inline Time pfc_pause_time(uint32_t quanta, BitRate rate) {
 }
 
 // Builds a PFC frame that pauses (quanta > 0) or resumes (quanta == 0) the
-// priorities in `class_enable` (bit p = priority p).
-inline PacketHandle make_pfc_frame(Simulation& sim, uint16_t class_enable, uint16_t quanta) {
-  PacketHandle f = sim.make_packet();
+// priorities in `class_enable` (bit p = priority p). `maker` is the
+// Partition (or, in tests, the Simulation) that owns the new packet.
+template <class Maker>
+PacketHandle make_pfc_frame(Maker& maker, uint16_t class_enable, uint16_t quanta) {
+  PacketHandle f = maker.make_packet();
   f->kind = PacketKind::kPfc;
   const HeaderSet h = RoceV2Format::pfc();
   f->headers = h.bits();

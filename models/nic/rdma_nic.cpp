@@ -54,7 +54,7 @@ void RdmaNic::connect_qp(uint32_t qpn, uint32_t remote_host, uint32_t remote_qpn
 void RdmaNic::post(uint32_t qpn, const WorkRequest& wr) {
   QueuePair& q = qp(qpn);
   if (!q.connected()) throw std::logic_error("post on an unconnected QP");
-  q.post(wr, next_message_id_++, sim().now(), cfg_.mtu);
+  q.post(wr, next_message_id_++, ctx().now(), cfg_.mtu);
   if (q.error) {
     // A QP in the error state flushes what is posted (IBA §10.8.3.3).
     complete_front(q, WcStatus::kFlushed);
@@ -68,7 +68,7 @@ void RdmaNic::post_receives(uint32_t qpn, int64_t n) { slot(qpn).extra_receives 
 int64_t RdmaNic::receives_available(uint32_t qpn) const {
   const QpSlot& s = *qps_[qpn - kFirstQpn];
   int64_t posted = cfg_.receive_queue_depth + s.extra_receives;
-  if (cfg_.receive_replenish > Time::zero()) posted += sim().now() / cfg_.receive_replenish;
+  if (cfg_.receive_replenish > Time::zero()) posted += ctx().now() / cfg_.receive_replenish;
   return posted - s.qp.receives_consumed;
 }
 
@@ -85,7 +85,7 @@ void RdmaNic::activate(uint32_t qpn) {
 
 PacketHandle RdmaNic::next_packet(uint32_t port_index) {
   PortState& ps = *ports_[port_index];
-  const Time now = sim().now();
+  const Time now = ctx().now();
   // PFC frames are MAC control frames: never paused, ahead of everything.
   if (!ps.pfc_out.empty()) return ps.pfc_out.pop_front();
   Time blocked_until = Time::infinite();
@@ -185,7 +185,7 @@ void RdmaNic::classify(Packet& p, PacketKind kind) const {
 }
 
 PacketHandle RdmaNic::make(PacketKind kind, RcOpcode op, uint32_t payload, const QueuePair& q) {
-  PacketHandle p = sim().make_packet();
+  PacketHandle p = ctx().make_packet();
   classify(*p, kind);
   p->opcode = static_cast<uint8_t>(op);
   const HeaderSet headers = format_.packet(op);
@@ -216,7 +216,7 @@ void RdmaNic::receive(uint32_t port_index, PacketHandle p) {
   }
   const uint8_t prio = p->priority;
   const Bytes bytes(HeaderSet(p->headers).frame_bytes(p->payload_bytes));
-  if (!ps.rx.admit(std::move(p), bytes, sim().now())) {
+  if (!ps.rx.admit(std::move(p), bytes, ctx().now())) {
     ++counters_.rx_buffer_drops;
     return;
   }
@@ -224,12 +224,12 @@ void RdmaNic::receive(uint32_t port_index, PacketHandle p) {
     ps.xoff_sent[prio] = true;
     send_pfc(port_index, prio, kPfcMaxQuanta);
   }
-  if (!ps.drain.scheduled()) sim().schedule(ps.drain, ps.rx.next_done());
+  if (!ps.drain.scheduled()) ctx().schedule(ps.drain, ps.rx.next_done());
 }
 
 void RdmaNic::on_drain(uint32_t port_index) {
   PortState& ps = *ports_[port_index];
-  const Time now = sim().now();
+  const Time now = ctx().now();
   while (!ps.rx.empty() && ps.rx.next_done() <= now) {
     uint8_t prio = 0;
     PacketHandle p = ps.rx.pop(&prio);
@@ -239,7 +239,7 @@ void RdmaNic::on_drain(uint32_t port_index) {
     }
     dispatch(std::move(p));
   }
-  if (!ps.rx.empty()) sim().schedule(ps.drain, ps.rx.next_done());
+  if (!ps.rx.empty()) ctx().schedule(ps.drain, ps.rx.next_done());
 }
 
 void RdmaNic::dispatch(PacketHandle p) {
@@ -270,24 +270,24 @@ void RdmaNic::on_pfc_frame(uint32_t port_index, const Packet& f) {
   PortState& ps = *ports_[port_index];
   Port& pt = port(port_index);
   const Time recheck =
-      ps.pause.on_frame(f, sim().now(), cfg_.pfc_response_delay, pt.link()->rate());
+      ps.pause.on_frame(f, ctx().now(), cfg_.pfc_response_delay, pt.link()->rate());
   if (!recheck.is_infinite()) pt.wake_at(recheck);
 }
 
 void RdmaNic::send_pfc(uint32_t port_index, int priority, uint16_t quanta) {
   PortState& ps = *ports_[port_index];
   Port& pt = port(port_index);
-  PacketHandle f = make_pfc_frame(sim(), static_cast<uint16_t>(1U << priority), quanta);
+  PacketHandle f = make_pfc_frame(ctx(), static_cast<uint16_t>(1U << priority), quanta);
   f->src = host_;
   ps.pfc_out.push_back(std::move(f));
   ++counters_.pfc_frames_sent;
   if (quanta > 0) {
     // Refresh the pause at half its length while the buffer stays above XON.
-    ps.refresh_at[priority] = sim().now() + pfc_pause_time(quanta, pt.link()->rate()) / 2;
+    ps.refresh_at[priority] = ctx().now() + pfc_pause_time(quanta, pt.link()->rate()) / 2;
     if (!ps.refresh.scheduled()) {
-      sim().schedule(ps.refresh, ps.refresh_at[priority]);
+      ctx().schedule(ps.refresh, ps.refresh_at[priority]);
     } else if (ps.refresh.when() > ps.refresh_at[priority]) {
-      sim().reschedule(ps.refresh, ps.refresh_at[priority]);
+      ctx().reschedule(ps.refresh, ps.refresh_at[priority]);
     }
   }
   pt.wake();
@@ -295,7 +295,7 @@ void RdmaNic::send_pfc(uint32_t port_index, int priority, uint16_t quanta) {
 
 void RdmaNic::on_pfc_refresh(uint32_t port_index) {
   PortState& ps = *ports_[port_index];
-  const Time now = sim().now();
+  const Time now = ctx().now();
   for (int prio = 0; prio < kNumPriorities; ++prio) {
     const bool storm = now < ps.storm_until[prio];
     if ((ps.xoff_sent[prio] || storm) && ps.refresh_at[prio] <= now) {
@@ -316,9 +316,9 @@ void RdmaNic::on_pfc_refresh(uint32_t port_index) {
   }
   if (next.is_infinite()) return;
   if (!ps.refresh.scheduled()) {
-    sim().schedule(ps.refresh, next);
+    ctx().schedule(ps.refresh, next);
   } else if (ps.refresh.when() > next) {
-    sim().reschedule(ps.refresh, next);
+    ctx().reschedule(ps.refresh, next);
   }
 }
 
@@ -328,8 +328,8 @@ void RdmaNic::start_pfc_storm(uint8_t priority, Time until) {
     ps.storm_until[priority] = until;
     send_pfc(i, priority, kPfcMaxQuanta);
     // Make sure the storm's end is seen even between refreshes.
-    const Time end = std::max(until, sim().now());
-    if (!until.is_infinite() && ps.refresh.when() > end) sim().reschedule(ps.refresh, end);
+    const Time end = std::max(until, ctx().now());
+    if (!until.is_infinite() && ps.refresh.when() > end) ctx().reschedule(ps.refresh, end);
   }
 }
 

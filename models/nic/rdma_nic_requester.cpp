@@ -74,7 +74,7 @@ PacketHandle RdmaNic::build_request(QueuePair& q) {
 // seq + 1) or a READ request for the responses [seq, end).
 PacketHandle RdmaNic::build_segment(QueuePair& q, size_t wqe_index, uint64_t seq, uint64_t end) {
   QueuePair::Wqe& w = q.wqes()[wqe_index];
-  const Time now = sim().now();
+  const Time now = ctx().now();
   const int64_t offset = static_cast<int64_t>(seq - w.first_seq) * cfg_.mtu;
   PacketHandle p;
   if (w.wr.verb == Verb::kRead) {
@@ -268,11 +268,11 @@ void RdmaNic::on_ack(PacketHandle p) {
       rewind(q, q.una);
     }
     QpSlot& s = slot(q.qpn());
-    const Time until = sim().now() + rnr_timer(syndrome & 0x1F);
+    const Time until = ctx().now() + rnr_timer(syndrome & 0x1F);
     if (s.rnr.scheduled()) {
-      sim().reschedule(s.rnr, until);
+      ctx().reschedule(s.rnr, until);
     } else {
-      sim().schedule(s.rnr, until);
+      ctx().schedule(s.rnr, until);
     }
     return;
   } else {
@@ -370,12 +370,12 @@ void RdmaNic::arm_timer(QueuePair& q) {
   // An RNR wait stops the timer; the resend after it starts it again.
   if (q.timer_armed || q.rnr_wait || !q.outstanding() || base_timeout_.is_infinite()) return;
   q.timer_armed = true;
-  q.deadline = sim().now() + retransmit_timeout(q.retries);
+  q.deadline = ctx().now() + retransmit_timeout(q.retries);
   QpSlot& s = slot(q.qpn());
   if (!s.retransmit.scheduled()) {
-    sim().schedule(s.retransmit, q.deadline);
+    ctx().schedule(s.retransmit, q.deadline);
   } else if (s.retransmit.when() > q.deadline) {
-    sim().reschedule(s.retransmit, q.deadline);
+    ctx().reschedule(s.retransmit, q.deadline);
   }
 }
 
@@ -387,10 +387,10 @@ void RdmaNic::on_retransmit_timer(uint32_t qpn) {
     q.timer_armed = false;
     return;
   }
-  const Time now = sim().now();
+  const Time now = ctx().now();
   if (now < q.deadline) {
     // Progress moved the deadline on since this was scheduled.
-    sim().schedule(s.retransmit, q.deadline);
+    ctx().schedule(s.retransmit, q.deadline);
     return;
   }
   q.timer_armed = false;
@@ -431,7 +431,7 @@ void RdmaNic::complete_front(QueuePair& q, WcStatus status) {
   c.posted = w.posted;
   c.started = w.started;
   c.first_tx = w.first_tx;
-  c.completed = sim().now();
+  c.completed = ctx().now();
   completions_->on_send_completion(host_, c);
 }
 

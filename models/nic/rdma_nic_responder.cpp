@@ -162,7 +162,7 @@ void RdmaNic::deliver(QueuePair& q, const ReorderBuffer::Slot& s, uint32_t src) 
   c.bytes = q.rx_message_bytes;
   c.started = true;
   c.first_tx = q.rx_message_start;
-  c.completed = sim().now();
+  c.completed = ctx().now();
   completions_->on_receive_completion(host_, c);
 }
 
@@ -200,7 +200,7 @@ void RdmaNic::emit_control(QueuePair& q, uint8_t syndrome, bool wake) {
   if (!wake) return;
   // Behind a pause (ACKs may share the data priority) a pull now would find
   // nothing: pull when the pause ends, or earlier if a resume frame comes.
-  if (ps.pause.paused(prio, sim().now())) {
+  if (ps.pause.paused(prio, ctx().now())) {
     port(q.port()).wake_at(ps.pause.paused_until(prio));
   } else {
     port(q.port()).wake();

@@ -20,11 +20,11 @@ DeadlockDetector::DeadlockDetector(Simulation& sim, std::string name,
       tick_(this, EventClass::kSample, id()) {}
 
 void DeadlockDetector::setup() {
-  if (!switches_.empty()) sim().schedule_in(tick_, interval_);
+  if (!switches_.empty()) ctx().schedule_in(tick_, interval_);
 }
 
 void DeadlockDetector::check() {
-  const Time now = sim().now();
+  const Time now = ctx().now();
   using Key = std::tuple<uint32_t, uint32_t, uint8_t>;  // (switch index, port, priority)
   std::map<uint32_t, uint32_t> index_of;                // node id -> switch index
   for (uint32_t i = 0; i < switches_.size(); ++i) index_of[switches_[i]->id()] = i;
@@ -99,7 +99,7 @@ void DeadlockDetector::check() {
     if (stop_) sim().request_stop();
     return;  // report the first deadlock only
   }
-  if (sim().model_events_pending() > 0) sim().schedule_in(tick_, interval_);
+  if (sim().model_events_pending() > 0) ctx().schedule_in(tick_, interval_);
 }
 
 }  // namespace rdmasim

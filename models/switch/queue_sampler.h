@@ -32,13 +32,13 @@ class QueueSampler : public Component {
 
   void setup() override {
     for (const Switch* s : switches_) was_nonzero_.emplace_back(s->num_ports() * 8, false);
-    sim().schedule(tick_, Time::zero());
+    ctx().schedule(tick_, Time::zero());
   }
   std::vector<QueueSample>& samples() { return samples_; }
 
  private:
   void sample() {
-    const Time now = sim().now();
+    const Time now = ctx().now();
     for (size_t i = 0; i < switches_.size(); ++i) {
       const Switch& s = *switches_[i];
       for (uint32_t p = 0; p < s.num_ports(); ++p) {
@@ -53,7 +53,7 @@ class QueueSampler : public Component {
         }
       }
     }
-    if (sim().model_events_pending() > 0) sim().schedule_in(tick_, interval_);
+    if (sim().model_events_pending() > 0) ctx().schedule_in(tick_, interval_);
   }
 
   std::vector<const Switch*> switches_;

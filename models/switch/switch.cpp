@@ -12,7 +12,7 @@ Switch::Switch(Simulation& sim, std::string name, const SwitchConfig& cfg)
     : Node(sim, std::move(name)),
       cfg_(cfg),
       rng_(sim.rng_stream(this->name())),
-      pipeline_(this, sim, cfg.latency, EventClass::kDelivery, id()),
+      pipeline_(this, cfg.latency, EventClass::kDelivery, id()),
       watchdog_(this, EventClass::kTimer, id()) {
   hot_.ecmp_seed =
       sim.rng_stream(cfg.per_switch_hash_seed ? this->name() + ".ecmp" : "ecmp").next_u64();
@@ -146,13 +146,13 @@ void Switch::receive(uint32_t port, PacketHandle p) {
   if (p->kind == PacketKind::kPfc) {
     ++counters_.pfc_received;
     Port& pt = hot_.ports[port];
-    const Time recheck = pt.pause.on_frame(*p, sim().now(), cfg_.pfc.response_delay,
+    const Time recheck = pt.pause.on_frame(*p, ctx().now(), cfg_.pfc.response_delay,
                                            this->port(port).link()->rate());
     pt.queues.cache_allowed(0, Time::zero());  // what may be sent has changed
     if (pfc_probe.attached()) {
       for (uint8_t pr = 0; pr < 8; ++pr) {
         if ((p->pfc_class_enable >> pr) & 1) {
-          pfc_probe.emit(PfcEvent{sim().now(), id(), port, pr, p->pfc_quanta[pr] != 0, false,
+          pfc_probe.emit(PfcEvent{ctx().now(), id(), port, pr, p->pfc_quanta[pr] != 0, false,
                                   p->pfc_quanta[pr]});
         }
       }
@@ -161,7 +161,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
     return;
   }
   if (cfg_.watchdog.enabled && !watchdog_.scheduled())
-    sim().schedule_in(watchdog_, cfg_.watchdog.timeout / 4);
+    ctx().schedule_in(watchdog_, cfg_.watchdog.timeout / 4);
   const uint8_t in_prio = classify(*p);
   hot_.mmu->prefetch(port, in_prio);
   const int64_t egress = route(*p, port);
@@ -169,7 +169,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
     ++counters_.dropped_no_route;
     if (drop_probe.attached())
       drop_probe.emit(
-          DropEvent{sim().now(), id(), port, in_prio, DropReason::kNoRoute, p->wire_bytes});
+          DropEvent{ctx().now(), id(), port, in_prio, DropReason::kNoRoute, p->wire_bytes});
     return;
   }
   const auto out_port = static_cast<uint32_t>(egress);
@@ -197,7 +197,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
   hot_.ports[out_port].queues.prefetch_push(out_prio);
   // A stormed queue under the watchdog's drop action takes nothing.
   if (cfg_.watchdog.enabled && cfg_.watchdog.action == WatchdogAction::kDrop &&
-      sim().now() < hot_.ports[out_port].watchdog_until[out_prio]) {
+      ctx().now() < hot_.ports[out_port].watchdog_until[out_prio]) {
     drop(std::move(p), out_port, out_prio, DropReason::kWatchdog);
     return;
   }
@@ -231,7 +231,7 @@ void Switch::forward(PacketHandle p) {
   // pause may end instead (a resume frame brings it forward; without one,
   // the pause simply expires). No earlier pull need have scheduled it: the
   // queue may have been empty when the pause came.
-  const Time now = sim().now();
+  const Time now = ctx().now();
   if (((allowed(pt, now) >> prio) & 1) != 0) {
     port(out).wake();
   } else if (now < pt.queues.allowed_until()) {
@@ -266,7 +266,7 @@ PacketHandle Switch::next_packet(uint32_t port) {
   EgressQueues& q = pt.queues;
   if (q.has_control()) return q.pop_control();
   if (q.nonempty_mask() == 0) return {};
-  const Time now = sim().now();
+  const Time now = ctx().now();
   PacketHandle p = q.pop(allowed(pt, now), cfg_, now);
   if (!p) {
     // All that is queued is paused: pull again when a pause may end, even if
@@ -297,26 +297,26 @@ bool Switch::backlogged(uint32_t port) const {
 void Switch::drop(PacketHandle p, uint32_t port, uint8_t prio, DropReason why) {
   ++ports_[port].events[prio].drops[static_cast<size_t>(why)];
   if (drop_probe.attached())
-    drop_probe.emit(DropEvent{sim().now(), id(), port, prio, why, p->wire_bytes});
+    drop_probe.emit(DropEvent{ctx().now(), id(), port, prio, why, p->wire_bytes});
 }
 
 void Switch::send_pfc(uint32_t port, uint8_t prio, bool pause) {
   Port& pt = hot_.ports[port];
   const uint16_t quanta = pause ? cfg_.pfc.quanta : 0;
-  pt.queues.push_control(make_pfc_frame(sim(), static_cast<uint16_t>(1U << prio), quanta));
+  pt.queues.push_control(make_pfc_frame(ctx(), static_cast<uint16_t>(1U << prio), quanta));
   hot_.mmu->set_paused(port, prio, pause);
   ++counters_.pfc_sent;
   if (pfc_probe.attached())
-    pfc_probe.emit(PfcEvent{sim().now(), id(), port, prio, pause, true, quanta});
+    pfc_probe.emit(PfcEvent{ctx().now(), id(), port, prio, pause, true, quanta});
   if (pause) {
     // Refresh before the pause runs out, while the queue stays congested.
     const Time d = pfc_pause_time(quanta, this->port(port).link()->rate());
     pt.refresh_at[prio] =
-        sim().now() +
+        ctx().now() +
         Time::ps(static_cast<int64_t>(static_cast<double>(d.in_ps()) * cfg_.pfc.refresh));
     Event& ev = pt.timer->event;
     const Time next = *std::min_element(pt.refresh_at.begin(), pt.refresh_at.end());
-    if (!ev.scheduled() || ev.when() > next) sim().reschedule(ev, next);
+    if (!ev.scheduled() || ev.when() > next) ctx().reschedule(ev, next);
   } else {
     pt.refresh_at[prio] = Time::infinite();
   }
@@ -325,7 +325,7 @@ void Switch::send_pfc(uint32_t port, uint8_t prio, bool pause) {
 
 void Switch::on_refresh(uint32_t port) {
   Port& pt = ports_[port];
-  const Time now = sim().now();
+  const Time now = ctx().now();
   for (uint8_t pr = 0; pr < 8; ++pr) {
     if (pt.refresh_at[pr] > now) continue;
     pt.refresh_at[pr] = Time::infinite();
@@ -335,13 +335,13 @@ void Switch::on_refresh(uint32_t port) {
     }
   }
   const Time next = *std::min_element(pt.refresh_at.begin(), pt.refresh_at.end());
-  if (!next.is_infinite() && !pt.timer->event.scheduled()) sim().schedule(pt.timer->event, next);
+  if (!next.is_infinite() && !pt.timer->event.scheduled()) ctx().schedule(pt.timer->event, next);
 }
 
 void Switch::on_watchdog() {
   // A queue is stormed when it has been paused, with packets waiting and
   // nothing sent, for longer than the timeout.
-  const Time now = sim().now();
+  const Time now = ctx().now();
   for (uint32_t i = 0; i < ports_.size(); ++i) {
     Port& pt = ports_[i];
     for (uint8_t pr = 0; pr < 8; ++pr) {
@@ -365,7 +365,7 @@ void Switch::on_watchdog() {
     }
   }
   // Keep watching only while something is buffered; an arrival restarts it.
-  if (hot_.mmu->used() > 0) sim().schedule_in(watchdog_, cfg_.watchdog.timeout / 4);
+  if (hot_.mmu->used() > 0) ctx().schedule_in(watchdog_, cfg_.watchdog.timeout / 4);
 }
 
 }  // namespace rdmasim

@@ -108,7 +108,7 @@ class Switch : public Node {
   const EgressQueues& egress(uint32_t port) const { return ports_[port].queues; }
   // Is egress (port, prio) paused by its downstream neighbour now?
   bool egress_paused(uint32_t port, uint8_t prio) const {
-    return ports_[port].pause.paused(prio, sim().now());
+    return ports_[port].pause.paused(prio, ctx().now());
   }
   // When egress (port, prio) last started sending a frame.
   Time last_tx(uint32_t port, uint8_t prio) const { return ports_[port].queues.last_sent(prio); }

@@ -54,11 +54,34 @@ FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<Flow
 }
 
 void FlowGenerator::setup() {
-  if (!order_.empty()) sim().schedule(start_, flows_[order_[0]].start);
+  // One tally per partition, the observers' included.
+  tallies_.assign(sim().partitions() + 1, Tally{});
+  if (!order_.empty()) ctx().schedule(start_, flows_[order_[0]].start);
+  if (sim().partitions() > 1) {
+    sim().call_between_windows([this] {
+      if (stop_asked_ || completed() + failed() != flows_.size()) return;
+      stop_asked_ = true;
+      Time last;
+      for (const Tally& t : tallies_) last = std::max(last, t.last);
+      sim().request_stop_at(last);
+    });
+  }
+}
+
+size_t FlowGenerator::completed() const {
+  size_t n = 0;
+  for (const Tally& t : tallies_) n += t.completed;
+  return n;
+}
+
+size_t FlowGenerator::failed() const {
+  size_t n = 0;
+  for (const Tally& t : tallies_) n += t.failed;
+  return n;
 }
 
 void FlowGenerator::on_start() {
-  const Time now = sim().now();
+  const Time now = ctx().now();
   while (next_ < order_.size() && flows_[order_[next_]].start == now) {
     const uint32_t i = order_[next_++];
     const FlowSpec& f = flows_[i];
@@ -66,7 +89,7 @@ void FlowGenerator::on_start() {
       nics_[f.src]->post(parts_[k].qs, WorkRequest{k, f.op, parts_[k].bytes});
     }
   }
-  if (next_ < order_.size()) sim().schedule(start_, flows_[order_[next_]].start);
+  if (next_ < order_.size()) ctx().schedule(start_, flows_[order_[next_]].start);
 }
 
 std::optional<Time> FlowGenerator::first_tx(uint32_t i) const {
@@ -92,22 +115,27 @@ uint64_t FlowGenerator::retransmissions(uint32_t i) const {
   return n;
 }
 
-void FlowGenerator::on_send_completion(uint32_t /*host*/, const Completion& c) {
+void FlowGenerator::on_send_completion(uint32_t host, const Completion& c) {
   const Part& part = parts_[c.wr_id];
   FlowRecord& r = records_[part.flow];
+  Partition& where = nics_[host]->ctx();
+  Tally& tally = tallies_[where.index()];
+  where.request_attention();
+  tally.last = std::max(tally.last, c.completed);
   if (c.started) r.first_tx = std::min(r.first_tx, c.first_tx);
   r.finish = std::max(r.finish, c.completed);
   if (c.status != WcStatus::kSuccess && !r.failed) {
     // The first failure decides the flow.
     r.failed = true;
     r.status = c.status;
-    ++failed_;
+    ++tally.failed;
   }
   if (--parts_left_[part.flow] == 0 && !r.failed) {
     r.done = true;
-    ++completed_;
+    ++tally.completed;
   }
-  if (completed_ + failed_ == flows_.size()) sim().request_stop();
+  // Sequential: stop right after this event. (Partitioned: see setup().)
+  if (sim().partitions() == 1 && completed() + failed() == flows_.size()) sim().request_stop();
 }
 
 }  // namespace rdmasim

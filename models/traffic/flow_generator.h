@@ -11,7 +11,11 @@
 //  4. A flow whose QP enters the error state (retries exhausted) completes
 //     with an error status: it is reported failed, not outstanding.
 //  5. When every flow has completed or failed the generator asks the
-//     simulation to stop: nothing is left to observe.
+//     simulation to stop: nothing is left to observe. A partitioned run
+//     (sim/simulation.h contract 5) decides it between windows, and ends at
+//     the last completion's time, as a sequential run does.
+//  6. The generator is an observer: it posts into NICs of any partition.
+//     Completions arrive from the NICs' partitions, each into its own tally.
 #pragma once
 
 #include <cstdint>
@@ -67,8 +71,8 @@ class FlowGenerator : public Component, public CompletionHandler {
   // Packets flow i's QP pair sent again (requester retransmissions and
   // re-executed READ responses).
   uint64_t retransmissions(uint32_t i) const;
-  size_t completed() const { return completed_; }  // successfully
-  size_t failed() const { return failed_; }
+  size_t completed() const;  // successfully
+  size_t failed() const;
 
   void setup() override;
   void on_send_completion(uint32_t host, const Completion& c) override;
@@ -92,8 +96,15 @@ class FlowGenerator : public Component, public CompletionHandler {
   std::vector<uint32_t> order_;       // flow ids by (start, id)
   size_t next_ = 0;                   // next position in order_
   std::vector<FlowRecord> records_;
-  size_t completed_ = 0;
-  size_t failed_ = 0;
+  // Completions counted by the partition of the requester's NIC (contract 6);
+  // one cache line each, as two threads write them.
+  struct alignas(64) Tally {
+    size_t completed = 0;
+    size_t failed = 0;
+    Time last;  // the latest completion
+  };
+  std::vector<Tally> tallies_;
+  bool stop_asked_ = false;
   MemberEvent<FlowGenerator, &FlowGenerator::on_start> start_;
 };
 

@@ -28,7 +28,8 @@ constexpr int kExitInternal = 1;
 constexpr int kExitBadInput = 2;
 
 const char* kUsage =
-    "usage: rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--quiet]\n"
+    "usage: rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] "
+    "[--quiet]\n"
     "       rdmasim validate FILE [--set PATH=VALUE]... [--seed N]\n"
     "       rdmasim topo FILE [--summary] [--dot PATH|-] [--set PATH=VALUE]...\n"
     "       rdmasim --version | --help\n";
@@ -45,6 +46,7 @@ struct Args {
   std::vector<std::string> sets;
   std::optional<uint64_t> seed;
   bool quiet = false;
+  uint32_t threads = 1;
   std::string dot;
   bool summary = false;
 };
@@ -57,7 +59,8 @@ po::options_description options_for(const std::string& command) {
                                                           "override the scenario's seed");
   if (command == "run") {
     opts.add_options()("out", po::value<std::string>(), "folder for every artefact of the run")(
-        "quiet,q", po::bool_switch(), "print nothing but errors");
+        "quiet,q", po::bool_switch(), "print nothing but errors")(
+        "threads", po::value<std::string>(), "run the network split over N threads (default 1)");
   }
   if (command == "topo") {
     opts.add_options()("dot", po::value<std::string>(),
@@ -90,6 +93,17 @@ Args parse(const std::string& command, int argc, char** argv) {
                           "\" is not a seed (expected an integer from 0 to 9223372036854775807)");
     }
     a.seed = std::stoull(s);
+  }
+  if (vm.count("threads")) {
+    const std::string s = vm["threads"].as<std::string>();
+    const bool digits =
+        !s.empty() && s.size() <= 3 && s.find_first_not_of("0123456789") == std::string::npos;
+    const int n = digits ? std::stoi(s) : 0;
+    if (n < 1 || n > 64) {
+      throw ScenarioError("--threads: \"" + s +
+                          "\" is not a thread count (expected an integer from 1 to 64)");
+    }
+    a.threads = static_cast<uint32_t>(n);
   }
   if (vm.count("out")) a.out = vm["out"].as<std::string>();
   if (vm.count("quiet")) a.quiet = vm["quiet"].as<bool>();
@@ -126,6 +140,12 @@ int run(const Args& a) {
   fs::remove(trace_path, ec);
 
   RunOptions ro;
+  ro.threads = a.threads;
+  if (ro.threads > sc.topology.num_hosts()) {
+    return bad_input("--threads: " + std::to_string(ro.threads) + " is more than the scenario's " +
+                     std::to_string(sc.topology.num_hosts()) +
+                     " hosts (expected at most one thread per host)");
+  }
   ProgressLine progress;
   const bool show_progress = !a.quiet && isatty(STDERR_FILENO) != 0;
   if (show_progress) ro.progress = [&](const Progress& p) { progress.update(p); };

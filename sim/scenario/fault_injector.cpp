@@ -33,7 +33,7 @@ FaultInjector::FaultInjector(Simulation& sim, std::string name, const Scenario& 
 }
 
 void FaultInjector::setup() {
-  if (!actions_.empty()) sim().schedule(action_, actions_[0].at);
+  if (!actions_.empty()) ctx().schedule(action_, actions_[0].at);
 }
 
 void FaultInjector::set_link(uint32_t link, bool up) {
@@ -44,7 +44,7 @@ void FaultInjector::set_link(uint32_t link, bool up) {
 }
 
 void FaultInjector::on_action() {
-  const Time now = sim().now();
+  const Time now = ctx().now();
   bool topology_changed = false;
   while (next_ < actions_.size() && actions_[next_].at == now) {
     const Action& a = actions_[next_++];
@@ -65,9 +65,9 @@ void FaultInjector::on_action() {
     }
   }
   if (topology_changed && !reconverge_.scheduled()) {
-    sim().schedule_in(reconverge_, sc_.reconvergence_delay);
+    ctx().schedule_in(reconverge_, sc_.reconvergence_delay);
   }
-  if (next_ < actions_.size()) sim().schedule(action_, actions_[next_].at);
+  if (next_ < actions_.size()) ctx().schedule(action_, actions_[next_].at);
 }
 
 void FaultInjector::on_reconverge() {

@@ -14,6 +14,7 @@
 #include "models/traffic/flow_generator.h"
 #include "sim/cable.h"
 #include "sim/scenario/fault_injector.h"
+#include "topologies/partition.h"
 
 namespace rdmasim {
 
@@ -38,6 +39,18 @@ int exit_code(RunStatus s) {
   if (s == RunStatus::kDeadlock) return 5;
   return s == RunStatus::kQpError ? 4 : 0;
 }
+
+namespace {
+
+template <class Event>
+void merge_by_time_and_node(std::vector<std::vector<Event>>& parts, std::vector<Event>& out) {
+  for (auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  std::stable_sort(out.begin(), out.end(), [](const Event& a, const Event& b) {
+    return a.time != b.time ? a.time < b.time : a.node < b.node;
+  });
+}
+
+}  // namespace
 
 RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
@@ -84,6 +97,32 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   }
   for (const auto& [node, rule] : sc.rewrites) static_cast<Switch*>(nodes[node])->add_rewrite(rule);
   auto& traffic = sim.add<FlowGenerator>("traffic", sc.flows, nics);
+  const uint32_t threads = std::max<uint32_t>(1, options.threads);
+  if (threads > 1) {
+    // Each node and the links into it run in the node's partition.
+    sim.set_partitions(threads);
+    // A host weighs the mean traffic per host plus the bytes it sends and
+    // receives: the receiver of an incast does the work of many senders.
+    std::vector<int64_t> weight(topo.num_hosts(), 0);
+    int64_t bytes = 0;
+    for (const FlowSpec& f : sc.flows) {
+      weight[f.src] += f.bytes;
+      weight[f.dst] += f.bytes;
+      bytes += 2 * f.bytes;
+    }
+    const int64_t mean = std::max<int64_t>(1, bytes / std::max<int64_t>(1, topo.num_hosts()));
+    for (int64_t& w : weight) w += mean;
+    const std::vector<uint32_t> part = partition_nodes(topo, threads, weight);
+    for (uint32_t id = 0; id < nodes.size(); ++id) nodes[id]->assign(sim.partition(part[id]));
+    for (size_t i = 0; i < cables.size(); ++i) {
+      const TopoLink& l = topo.links()[i];
+      cables[i].a_to_b->assign(sim.partition(part[l.b]));
+      cables[i].a_to_b->set_sender(sim.partition(part[l.a]));
+      cables[i].b_to_a->assign(sim.partition(part[l.a]));
+      cables[i].b_to_a->set_sender(sim.partition(part[l.b]));
+    }
+    sim.set_observer(traffic);
+  }
 
   // Observers and recorders, as the scenario's `output` asks.
   RunResult r;
@@ -93,17 +132,19 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     deadlock = &sim.add<DeadlockDetector>(
         "deadlock_detector", const_switches, sc.fabric.sw.deadlock_timeout,
         sc.fabric.sw.deadlock_timeout / 2, sc.fabric.sw.deadlock_stop);
+    sim.set_observer(*deadlock);
   }
   QueueSampler* sampler = nullptr;
   if (!sc.output.queue_interval.is_infinite() && !switches.empty()) {
     sampler = &sim.add<QueueSampler>("queue_sampler", const_switches, sc.output.queue_interval);
+    sim.set_observer(*sampler);
   }
   if (!sc.faults.empty()) {
     std::vector<Switch*> by_node(topo.nodes().size(), nullptr);
     for (uint32_t id = 0; id < topo.nodes().size(); ++id) {
       if (topo.node(id).kind == NodeKind::kSwitch) by_node[id] = static_cast<Switch*>(nodes[id]);
     }
-    sim.add<FaultInjector>("faults", sc, cables, std::move(by_node), nics);
+    sim.set_observer(sim.add<FaultInjector>("faults", sc, cables, std::move(by_node), nics));
   }
   // Flow paths: the first data packet of each flow reports each switch's
   // choice; the host's own first hop is its QP's port.
@@ -130,12 +171,22 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
       links.push_back(c.b_to_a);
     }
     link_sampler = &sim.add<LinkSampler>("link_sampler", std::move(links), sc.output.link_interval);
+    sim.set_observer(*link_sampler);
   }
+  // Recorded per partition (threads append side by side), merged after the
+  // run in (time, node) order: the order within a node is its events', the
+  // same for any number of threads.
+  std::vector<std::vector<PfcEvent>> pfc_events(threads);
+  std::vector<std::vector<DropEvent>> drop_events(threads);
   for (Switch* s : switches) {
-    if (sc.output.pfc_events)
-      s->pfc_probe.attach([&r](const PfcEvent& e) { r.pfc_events.push_back(e); });
-    if (sc.output.drop_events)
-      s->drop_probe.attach([&r](const DropEvent& e) { r.drop_events.push_back(e); });
+    if (sc.output.pfc_events) {
+      s->pfc_probe.attach(
+          [&to = pfc_events[s->ctx().index()]](const PfcEvent& e) { to.push_back(e); });
+    }
+    if (sc.output.drop_events) {
+      s->drop_probe.attach(
+          [&to = drop_events[s->ctx().index()]](const DropEvent& e) { to.push_back(e); });
+    }
   }
   if (options.progress) {
     int64_t total = 0;
@@ -174,7 +225,16 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   r.sim_time = sim.now();
   r.events = sim.events_dispatched();
   r.fingerprint = sim.fingerprint();
-  r.packets_created = sim.packet_pool().created();
+  r.packets_created = sim.packets_created();
+  r.threads = threads;
+  r.windows = sim.windows();
+  if (threads > 1) {
+    for (uint32_t i = 0; i < threads; ++i) {
+      r.partition_events.push_back(sim.partition(i).events_dispatched());
+    }
+  }
+  merge_by_time_and_node(pfc_events, r.pfc_events);
+  merge_by_time_and_node(drop_events, r.drop_events);
   for (uint8_t reason = 1; reason < static_cast<uint8_t>(DropReason::kCount); ++reason) {
     uint64_t n = 0;
     for (const Switch* s : switches) n += s->drops(static_cast<DropReason>(reason));

@@ -21,6 +21,9 @@ struct Progress {
 struct RunOptions {
   // Called about every 65536 events while running (e.g. a progress line).
   std::function<void(const Progress&)> progress;
+  // Threads: the network is split into this many partitions
+  // (topologies/partition.h), run side by side (sim/simulation.h contract 5).
+  uint32_t threads = 1;
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});

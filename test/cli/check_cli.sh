@@ -3,7 +3,7 @@
 #
 # Command-line checks of rdmasim (docs/scenario.md, "Exit codes"). CHECK is one
 # of: version, no-arguments, unknown-command, set-without-equals,
-# out-inside-file, good-run, deterministic. Exit status 0 if the check holds,
+# out-inside-file, good-run, deterministic, threads-bad, threads-deterministic. Exit status 0 if the check holds,
 # 1 otherwise (with a message saying what was seen).
 set -u
 
@@ -74,9 +74,12 @@ expect_error_line() {
   }
 }
 
-# A good run into $1; checks outputs.
+# A good run into $1 (more arguments go to rdmasim); checks outputs.
 good_run() {
-  run run "$quickstart" --out "$1" --set 'traffic[0].size=64MiB' --quiet
+  dir=$1
+  shift
+  run run "$quickstart" --out "$dir" --set 'traffic[0].size=64MiB' --quiet "$@"
+  set -- "$dir"
   expect_code 0
   [ -f "$1/summary.json" ] || fail "$shown: no $1/summary.json"
   [ -f "$1/trace.h5" ] || fail "$shown: no $1/trace.h5"
@@ -145,8 +148,46 @@ if a != b:
 EOF
       fail "summary.json differs (outside \"run\") between two identical runs"
     ;;
+  threads-bad)
+    for n in 0 abc 65 -1; do
+      run run "$quickstart" --out "$tmp/out" --threads "$n" --quiet
+      expect_code 2
+      expect_error_line "--threads"
+    done
+    # The quick-start network has two hosts: at most two threads.
+    run run "$quickstart" --out "$tmp/out" --threads 3 --quiet
+    expect_code 2
+    expect_error_line "more than the scenario's 2 hosts"
+    [ ! -e "$tmp/out/summary.json" ] || fail "$shown: wrote a summary (expected none)"
+    ;;
+  threads-deterministic)
+    # Two threads, twice: identical; and identical to one thread but for the
+    # fingerprint (one chain per partition) and the run's own figures.
+    good_run "$tmp/a" --threads 2
+    good_run "$tmp/b" --threads 2
+    good_run "$tmp/c" --threads 1
+    cmp "$tmp/a/trace.h5" "$tmp/b/trace.h5" || fail "trace.h5 differs between two 2-thread runs"
+    cmp "$tmp/a/trace.h5" "$tmp/c/trace.h5" || fail "trace.h5 differs between 1 and 2 threads"
+    "$python" - "$tmp/a/summary.json" "$tmp/b/summary.json" "$tmp/c/summary.json" <<'EOF' ||
+import json, sys
+a, b, c = (json.load(open(p)) for p in sys.argv[1:4])
+if a["run"]["threads"] != 2 or c["run"]["threads"] != 1:
+    sys.exit("run.threads is not what was asked")
+for s in (a, b, c):
+    del s["run"]
+if a != b:
+    sys.exit("summary.json differs between two 2-thread runs")
+if a["fingerprint"] == c["fingerprint"]:
+    sys.exit("the fingerprint of 2 threads equals that of 1 (expected a partitioned chain)")
+del a["fingerprint"], c["fingerprint"]
+for k in sorted(set(a) | set(c)):
+    if a.get(k) != c.get(k):
+        sys.exit("differs at %r: %r vs %r" % (k, a.get(k), c.get(k)))
+EOF
+      fail "summary.json of a 2-thread run"
+    ;;
   *)
-    fail "unknown check (expected version, no-arguments, unknown-command, set-without-equals, out-inside-file, good-run or deterministic)"
+    fail "unknown check (expected version, no-arguments, unknown-command, set-without-equals, out-inside-file, good-run, deterministic, threads-bad or threads-deterministic)"
     ;;
 esac
 exit 0

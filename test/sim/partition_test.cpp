@@ -1,0 +1,198 @@
+// Partitioned runs (sim/simulation.h contract 5): the same network run on
+// one, two and three partitions must dispatch the same events, so every
+// node sees the same packets at the same picoseconds in the same order.
+#include "test/support/catch_units.h"
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "sim/cable.h"
+#include "sim/simulation.h"
+
+using namespace rdmasim;
+
+namespace {
+
+// Forwards each packet it receives `hops` more times, choosing the out port
+// from the packet's token, and logs every arrival as "time:port:token". At
+// setup it injects a burst of packets, several at the same picosecond.
+class Relay : public Node {
+ public:
+  Relay(Simulation& sim, std::string name, int burst)
+      : Node(sim, std::move(name)), burst_(burst), inject_(this, EventClass::kTraffic, id()) {}
+  void setup() override {
+    queues_.resize(num_ports());
+    if (burst_ > 0) ctx().schedule(inject_, Time::ns(100 * (id() % 3)));
+  }
+  void receive(uint32_t port, PacketHandle p) override {
+    log.push_back(to_string(ctx().now()) + ":" + std::to_string(port) + ":" +
+                  std::to_string(p->psn));
+    ++received;
+    if (p->msn == 0) return;
+    --p->msn;
+    p->psn = p->psn * 31 + id();
+    send(std::move(p));
+  }
+  PacketHandle next_packet(uint32_t port) override {
+    auto& q = queues_[port];
+    if (q.empty()) return {};
+    PacketHandle p = std::move(q.front());
+    q.pop_front();
+    return p;
+  }
+
+  std::vector<std::string> log;
+  uint64_t received = 0;
+
+ private:
+  void on_inject() {
+    for (int i = 0; i < burst_; ++i) {
+      PacketHandle p = ctx().make_packet();
+      p->wire_bytes = 64 + 100 * static_cast<uint32_t>(i % 7);
+      p->psn = id() * 1000 + static_cast<uint32_t>(i);
+      p->msn = 12;
+      send(std::move(p));
+    }
+  }
+  void send(PacketHandle p) {
+    const uint32_t out = p->psn % num_ports();
+    queues_[out].push_back(std::move(p));
+    port(out).wake();
+  }
+
+  int burst_;
+  std::vector<std::deque<PacketHandle>> queues_;
+  MemberEvent<Relay, &Relay::on_inject> inject_;
+};
+
+// Reads every relay's count every 3 us (an observer: it spans partitions),
+// and asks to stop once `stop_after` packets have been received, if given.
+class Counter : public Component {
+ public:
+  Counter(Simulation& sim, std::string name, std::vector<Relay*> relays, uint64_t stop_after)
+      : Component(sim, std::move(name)),
+        relays_(std::move(relays)),
+        stop_after_(stop_after),
+        tick_(this, EventClass::kSample, id()) {}
+  void setup() override { ctx().schedule(tick_, Time::us(3)); }
+  std::vector<uint64_t> samples;
+
+ private:
+  void on_tick() {
+    uint64_t n = 0;
+    for (const Relay* r : relays_) n += r->received;
+    samples.push_back(n);
+    if (stop_after_ > 0 && n >= stop_after_) {
+      sim().request_stop_at(ctx().now());
+      return;
+    }
+    if (sim().model_events_pending() > 0) ctx().schedule_in(tick_, Time::us(3));
+  }
+  std::vector<Relay*> relays_;
+  uint64_t stop_after_;
+  MemberEvent<Counter, &Counter::on_tick> tick_;
+};
+
+struct Outcome {
+  std::vector<std::vector<std::string>> logs;
+  std::vector<uint64_t> samples;
+  std::vector<uint64_t> frames;  // per link
+  uint64_t events = 0;
+  RunEnd end = RunEnd::kIdle;
+  Time now;
+  Time lookahead;
+  uint64_t windows = 0;
+};
+
+// Six relays in a ring with chords, links of different rates and delays;
+// relay i runs in partition part[i].
+Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, uint64_t stop_after = 0) {
+  Simulation sim(7);
+  std::vector<Relay*> relays;
+  for (int i = 0; i < 6; ++i) {
+    relays.push_back(&sim.add<Relay>("r" + std::to_string(i), i % 2 == 0 ? 40 : 25));
+  }
+  std::vector<Cable> cables;
+  const Time delays[] = {Time::ns(1000), Time::ns(1500), Time::ns(700), Time::ns(2000),
+                         Time::ns(900),  Time::ns(1200), Time::ns(800), Time::ns(1100)};
+  const std::pair<int, int> pairs[] = {{0, 1}, {1, 2}, {2, 3}, {3, 4},
+                                       {4, 5}, {5, 0}, {0, 3}, {1, 4}};
+  for (int k = 0; k < 8; ++k) {
+    const BitRate rate = k % 2 == 0 ? BitRate::gbps(100) : BitRate::gbps(40);
+    cables.push_back(
+        connect(sim, *relays[pairs[k].first], *relays[pairs[k].second], rate, delays[k]));
+  }
+  auto& counter = sim.add<Counter>("counter", relays, stop_after);
+  if (parts > 1) {
+    sim.set_partitions(parts);
+    for (int i = 0; i < 6; ++i) relays[i]->assign(sim.partition(part[i]));
+    for (int k = 0; k < 8; ++k) {
+      const uint32_t a = part[pairs[k].first], b = part[pairs[k].second];
+      cables[k].a_to_b->assign(sim.partition(b));
+      cables[k].a_to_b->set_sender(sim.partition(a));
+      cables[k].b_to_a->assign(sim.partition(a));
+      cables[k].b_to_a->set_sender(sim.partition(b));
+    }
+    sim.set_observer(counter);
+  }
+  Outcome o;
+  o.end = sim.run();
+  o.now = sim.now();
+  o.events = sim.events_dispatched();
+  o.lookahead = sim.lookahead();
+  o.windows = sim.windows();
+  for (const Relay* r : relays) o.logs.push_back(r->log);
+  o.samples = counter.samples;
+  for (const Cable& c : cables) {
+    o.frames.push_back(c.a_to_b->counters().frames);
+    o.frames.push_back(c.b_to_a->counters().frames);
+  }
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("a partitioned run dispatches the events of a sequential one", "[quick][partition]") {
+  const Outcome one = run_network(1, {});
+  REQUIRE(one.events > 1000);
+  CHECK(one.windows == 0);
+  for (const auto& [parts, part] :
+       std::vector<std::pair<uint32_t, std::vector<uint32_t>>>{{2, {0, 0, 0, 1, 1, 1}},
+                                                               {2, {0, 0, 0, 0, 1, 1}},
+                                                               {2, {0, 1, 0, 1, 0, 1}},
+                                                               {3, {0, 1, 2, 0, 1, 2}}}) {
+    INFO(parts << " partitions, relay 1 in " << part[1]);
+    const Outcome many = run_network(parts, part);
+    CHECK(many.end == RunEnd::kIdle);
+    CHECK(many.events == one.events);
+    CHECK(many.now == one.now);
+    CHECK(many.frames == one.frames);
+    CHECK(many.samples == one.samples);
+    for (size_t i = 0; i < one.logs.size(); ++i) CHECK(many.logs[i] == one.logs[i]);
+    CHECK(many.windows > 0);
+  }
+}
+
+TEST_CASE("the lookahead is the shortest delay of a link between partitions",
+          "[quick][partition]") {
+  // Split {0,1,2,3} | {4,5}: the links 3-4 (2000 ns), 5-0 (1200 ns) and
+  // 1-4 (1100 ns) cross; the shortest of them, not 2-3's 700 ns inside.
+  CHECK(run_network(2, {0, 0, 0, 0, 1, 1}).lookahead == Time::ns(1100));
+  // Split {0,2,4} | {1,3,5}: every ring link crosses (700 ns is 2-3's);
+  // the chords 0-3 and 1-4 too.
+  CHECK(run_network(2, {0, 1, 0, 1, 0, 1}).lookahead == Time::ns(700));
+  CHECK(run_network(1, {}).lookahead.is_infinite());
+}
+
+TEST_CASE("an observer's stop ends a partitioned run at the time it gives", "[quick][partition]") {
+  const Outcome one = run_network(1, {}, 500);
+  const Outcome two = run_network(2, {0, 1, 0, 1, 0, 1}, 500);
+  CHECK(one.end == RunEnd::kStopped);
+  CHECK(two.end == RunEnd::kStopped);
+  CHECK(two.now == one.now);
+  CHECK(two.samples == one.samples);
+  // The observer ran between windows: nothing after its time was dispatched.
+  CHECK(two.events == one.events);
+  CHECK(two.frames == one.frames);
+}
