@@ -60,7 +60,7 @@ Time Link::transmit(PacketHandle p) {
 
 void Link::setup() {
   if (sender_ == &ctx()) return;
-  channel_ = sender_->out_[ctx().index()].get();
+  channel_ = &sender_->channel_to(ctx(), propagation_.delay());
   sim().limit_lookahead(propagation_.delay());
 }
 

@@ -89,8 +89,7 @@ class Link : public Component {
     if (channel_ == nullptr) [[likely]] {
       propagation_.push_at(due, std::move(p));
     } else {
-      channel_->push(sender_->parity_, Partition::Transfer{this, due, p.release()},
-                     (static_cast<uint64_t>(EventClass::kDelivery) << 32) | id());
+      sender_->send(*channel_, Partition::Transfer{this, due, p.release()});
     }
   }
 

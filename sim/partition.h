@@ -10,9 +10,15 @@
 //     touches other components only through links (or, for observers, in a
 //     serial step: see simulation.h). Link::transmit onto a link whose
 //     receiver is in another partition appends to a Channel; the receiver
-//     hands its frames to the link at the next window's start.
+//     hands the frames to the link before it runs anything they could
+//     precede.
 //  3. A packet is returned to the pool of the partition that holds it last:
 //     a packet that crosses into another partition is handed to its pool.
+//  4. Holds end the run: hold() (before the run) for each thing whose end
+//     ends it, release() from the event that ends it; the run stops right
+//     after the event that releases the last hold of the simulation. A
+//     partitioned run stops after the very same event: a partition holding
+//     nothing runs only what certainly precedes it (simulation.cpp).
 #pragma once
 
 #include <atomic>
@@ -69,9 +75,10 @@ class Partition {
   PacketHandle make_packet() { return pool_.make(now_); }
   const PacketPool& packet_pool() const { return pool_; }
 
-  // Asks the simulation to call its between-windows hooks after the
-  // current window (e.g. a flow completed: are they all done?).
-  void request_attention() { attention_ = true; }
+  // Contract 4 (e.g. one hold per flow: the run ends when the last flow
+  // completes).
+  void hold();
+  void release();
 
   uint64_t events_dispatched() const { return events_; }
   uint64_t fingerprint() const { return fingerprint_; }
@@ -88,23 +95,35 @@ class Partition {
     Time due;
     Packet* packet;
   };
-  // The frames one partition sends another, double-buffered: in window w the
-  // sender appends to buffer w % 2 while the receiver takes in buffer
-  // (w - 1) % 2, sent in the window before.
+  // The frames one partition sends another: a single-producer,
+  // single-consumer ring. The sender appends while it runs; the receiver
+  // takes frames in whenever it looks for more work.
   struct Channel {
-    std::vector<Transfer> buffer[2];
-    // The earliest (due, class and tag) in each buffer: the receiver's
-    // earliest event, as far as the next window's bound is concerned.
-    Time min_due[2] = {Time::infinite(), Time::infinite()};
-    uint64_t min_class_tag[2] = {UINT64_MAX, UINT64_MAX};
-    void push(uint32_t parity, const Transfer& x, uint64_t class_tag) {
-      buffer[parity].push_back(x);
-      if (x.due < min_due[parity] ||
-          (x.due == min_due[parity] && class_tag < min_class_tag[parity])) {
-        min_due[parity] = x.due;
-        min_class_tag[parity] = class_tag;
+    static constexpr uint64_t kCapacity = uint64_t{1} << 15;
+    Channel() : ring(new Transfer[kCapacity]) {}
+    // False if full: the sender must let the receiver catch up.
+    bool push(const Transfer& x) {
+      const uint64_t t = tail.load(std::memory_order_relaxed);
+      if (t - seen_head == kCapacity) {
+        seen_head = head.load(std::memory_order_acquire);
+        if (t - seen_head == kCapacity) return false;
       }
+      ring[t & (kCapacity - 1)] = x;
+      tail.store(t + 1, std::memory_order_release);
+      return true;
     }
+    // Hands every frame in the ring to its link.
+    void drain();
+    uint64_t size() const {
+      return tail.load(std::memory_order_acquire) - head.load(std::memory_order_acquire);
+    }
+
+    std::unique_ptr<Transfer[]> ring;
+    Time lookahead = Time::infinite();  // the shortest delay of its links
+    const Partition* from = nullptr;
+    alignas(64) std::atomic<uint64_t> tail{0};  // written by the sender
+    uint64_t seen_head = 0;                     // the sender's last look at head
+    alignas(64) std::atomic<uint64_t> head{0};  // written by the receiver
   };
 
   // Dispatches the next event; call queue_.ready() first.
@@ -113,40 +132,58 @@ class Partition {
     Event* e = queue_.pop();
     if (e->cls_ < EventClass::kSample) --model_pending_;
     now_ = t;
+    now_class_tag_ = e->class_tag();
     ++events_;
-    fingerprint_ = mix64(fingerprint_ ^ static_cast<uint64_t>(t.in_ps())) ^ e->class_tag();
+    fingerprint_ = mix64(fingerprint_ ^ static_cast<uint64_t>(t.in_ps())) ^ now_class_tag_;
     e->handler_(*e);
   }
   // Dispatches every event before (bound, bound_class_tag) in queue order.
   void run_until(Time bound, uint64_t bound_class_tag);
-  // One window on this partition's thread: takes in the frames sent to it
-  // in the window before, runs to the bound, publishes its next event.
-  void run_window(uint32_t parity, Time bound, uint64_t bound_class_tag);
-  // Hands the frames in every buffer of the channels into it to their links.
-  void take_in_all();
-  // next_time_/next_class_tag_ := the earliest event in the queue.
-  void publish();
-  // Frames in the channels into it.
-  size_t in_flight() const;
+  // Takes in every frame sent to this partition so far.
+  void drain_all();
+  // The channel to partition `to` (created by the first link that needs it).
+  Channel& channel_to(Partition& to, Time delay);
+  // Appends to a channel; if it is full, takes in frames meanwhile (its
+  // receiver may be waiting for room in a channel to this one).
+  void send(Channel& c, const Transfer& x);
+  // Waiting for other partitions: spin, then yield, then (more threads
+  // than cores) sleep.
+  void wait_a_little(int idle) const;
+  // One phase of a partitioned run (simulation.cpp).
+  void run_phase(uint64_t generation, Time cap, uint64_t cap_class_tag);
+  Time clock() const { return Time::ps(shared_.clock.load(std::memory_order_acquire)); }
+  // Release: a partition that reads a clock sees every store made before
+  // it (a hold's release included).
+  void set_clock(Time t) { shared_.clock.store(t.in_ps(), std::memory_order_release); }
 
   Simulation& sim_;
   uint32_t index_;
   const Phase* phase_;
   Time now_;
+  uint64_t now_class_tag_ = 0;  // of the event being dispatched
   EventQueue queue_;
   PacketPool pool_;
   uint64_t events_ = 0;
   size_t model_pending_ = 0;
   uint64_t fingerprint_ = 0;
-  uint32_t parity_ = 0;                        // the current window's buffer in channels out
-  std::vector<std::unique_ptr<Channel>> out_;  // by receiving partition; null: itself
-  std::vector<Channel*> in_;                   // by sending partition; null: itself
-  // Published at the end of each window, for the next window's bound, in
-  // one cache line with the flag that says the window is finished.
-  alignas(64) std::atomic<uint64_t> finished_{0};
-  Time next_time_ = Time::infinite();
-  uint64_t next_class_tag_ = UINT64_MAX;
-  bool attention_ = false;
+  std::vector<std::unique_ptr<Channel>> out_;  // by receiving partition; null: none
+  std::vector<Channel*> in_;                   // the channels into it
+  // What the other threads read, in a cache line of its own.
+  struct alignas(64) Shared {
+    // A lower bound on the time of every event this partition will run from
+    // now on (ps; monotone): what another partition may rely on.
+    std::atomic<int64_t> clock{0};
+    // Holds not yet released (see hold()); the last release's event key.
+    std::atomic<int64_t> open{0};
+    std::atomic<int64_t> last_time{0};
+    std::atomic<uint64_t> last_class_tag{0};
+    // The phase this partition has finished running, and finished taking
+    // frames in for.
+    std::atomic<uint64_t> done{0};
+    std::atomic<uint64_t> quiet{0};
+  } shared_;
+  int64_t holds_ = 0;       // taken in total (setup)
+  bool interrupt_ = false;  // run_until returns after the current event
 };
 
 }  // namespace rdmasim

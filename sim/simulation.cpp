@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 
@@ -18,12 +19,11 @@ Component::Component(Simulation& sim, std::string name)
       id_(sim.register_component(this)) {}
 
 // The threads of a partitioned run: one per partition but the first, which
-// the caller's thread runs. The main thread starts a window by moving
-// `generation` on; a worker ends it by setting its partition's `finished_`
-// to that generation, after publishing its next event in the same cache
-// line. So a window costs two cache-line transfers each way and no system
-// call: a thread that waits spins, then yields (more threads than cores),
-// then sleeps on the atomic, and only then does the other side notify it.
+// the caller's thread runs. The main thread starts a phase by moving
+// `generation` on; each partition ends it by setting its `quiet` to that
+// generation. A thread that waits spins, then yields (more threads than
+// cores), then sleeps on the atomic, saying so first, so that the other
+// side makes the system call only then.
 struct Simulation::Workers {
   explicit Workers(Simulation& owner) : sim(owner) {
     for (uint32_t i = 1; i < sim.partitions(); ++i) threads.emplace_back([this, i] { work(i); });
@@ -38,27 +38,32 @@ struct Simulation::Workers {
     Partition& part = *sim.parts_[i];
     uint64_t seen = 0;
     for (;;) {
-      seen = wait_change(start.generation, seen, start.sleepers);
+      for (int spin = 0;; ++spin) {
+        const uint64_t g = start.generation.load(std::memory_order_acquire);
+        if (g != seen) {
+          seen = g;
+          break;
+        }
+        backoff(spin, [&] { sleep_on(start.generation, g, start.sleepers); });
+      }
       if (start.quit) return;
-      part.run_window(start.parity, start.bound, start.bound_class_tag);
-      part.finished_.store(seen);
-      if (start.main_sleeping.load() != 0) part.finished_.notify_one();
+      part.run_phase(seen, start.cap, start.cap_class_tag);
+      if (start.main_sleeping.load() != 0) part.shared_.quiet.notify_one();
     }
   }
-  // Runs partition 0 here and the others on the workers, until the bound.
-  void run_window(uint32_t parity, Time bound, uint64_t bound_class_tag) {
-    start.parity = parity;
-    start.bound = bound;
-    start.bound_class_tag = bound_class_tag;
+  // Runs partition 0 here and the others on the workers, to the cap.
+  void run_phase(Time cap, uint64_t cap_class_tag) {
+    start.cap = cap;
+    start.cap_class_tag = cap_class_tag;
     const uint64_t g = start.generation.fetch_add(1) + 1;
     if (start.sleepers.load() != 0) start.generation.notify_all();
-    sim.parts_[0]->run_window(parity, bound, bound_class_tag);
+    sim.parts_[0]->run_phase(g, cap, cap_class_tag);
     for (uint32_t i = 1; i < sim.partitions(); ++i) {
-      std::atomic<uint64_t>& f = sim.parts_[i]->finished_;
-      uint64_t v = f.load(std::memory_order_acquire);
+      std::atomic<uint64_t>& q = sim.parts_[i]->shared_.quiet;
+      uint64_t v = q.load(std::memory_order_acquire);
       for (int spin = 0; v != g; ++spin) {
-        backoff(spin, [&] { sleep_on(f, v, start.main_sleeping); });
-        v = f.load(std::memory_order_acquire);
+        backoff(spin, [&] { sleep_on(q, v, start.main_sleeping); });
+        v = q.load(std::memory_order_acquire);
       }
     }
   }
@@ -72,35 +77,24 @@ struct Simulation::Workers {
       sleep();
     }
   }
-  // Sleeps while `a` holds `old`, saying so in `sleeping` first, so that
-  // the side that changes `a` (and then reads `sleeping`) wakes it.
   template <class T, class U>
   static void sleep_on(std::atomic<T>& a, T old, std::atomic<U>& sleeping) {
     sleeping.fetch_add(1);
     a.wait(old);
     sleeping.fetch_sub(1);
   }
-  template <class T, class U>
-  static T wait_change(std::atomic<T>& a, T old, std::atomic<U>& sleeping) {
-    for (int spin = 0;; ++spin) {
-      const T v = a.load(std::memory_order_acquire);
-      if (v != old) return v;
-      backoff(spin, [&] { sleep_on(a, old, sleeping); });
-    }
-  }
 
   Simulation& sim;
   std::vector<std::thread> threads;
-  // What the main thread writes to start a window, in one cache line. The
+  // What the main thread writes to start a phase, in one cache line. The
   // plain fields are written before `generation` moves on and read after.
   struct alignas(64) Start {
     std::atomic<uint64_t> generation{0};
     std::atomic<uint32_t> sleepers{0};       // workers asleep on generation
     std::atomic<uint32_t> main_sleeping{0};  // the main thread asleep on a worker
-    uint32_t parity = 0;
     bool quit = false;
-    Time bound;
-    uint64_t bound_class_tag = 0;
+    Time cap;
+    uint64_t cap_class_tag = 0;
   } start;
 };
 
@@ -127,17 +121,7 @@ void Simulation::set_partitions(uint32_t n) {
   if (n == partitions()) return;
   if (partitions() != 1) throw std::logic_error("set_partitions() called twice");
   for (uint32_t i = 1; i < n; ++i) parts_.push_back(std::make_unique<Partition>(*this, i, &phase_));
-  for (uint32_t from = 0; from < n; ++from) {
-    parts_[from]->out_.resize(n);
-    parts_[from]->in_.resize(n, nullptr);
-  }
-  for (uint32_t from = 0; from < n; ++from) {
-    for (uint32_t to = 0; to < n; ++to) {
-      if (from == to) continue;
-      parts_[from]->out_[to] = std::make_unique<Partition::Channel>();
-      parts_[to]->in_[from] = parts_[from]->out_[to].get();
-    }
-  }
+  for (const auto& p : parts_) p->out_.resize(n);
   own_control_ = std::make_unique<Partition>(*this, n, &phase_);
   control_ = own_control_.get();
 }
@@ -171,7 +155,10 @@ uint64_t Simulation::fingerprint() const {
 
 size_t Simulation::pending_events() const {
   size_t n = 0;
-  for (const auto& p : parts_) n += p->pending_events() + p->in_flight();
+  for (const auto& p : parts_) {
+    n += p->pending_events();
+    for (const Partition::Channel* c : p->in_) n += c->size();
+  }
   if (own_control_) n += own_control_->pending_events();
   return n;
 }
@@ -179,7 +166,10 @@ size_t Simulation::pending_events() const {
 size_t Simulation::model_events_pending() const {
   // A frame in a channel is a delivery still to come.
   size_t n = 0;
-  for (const auto& p : parts_) n += p->model_pending_ + p->in_flight();
+  for (const auto& p : parts_) {
+    n += p->model_pending_;
+    for (const Partition::Channel* c : p->in_) n += c->size();
+  }
   if (own_control_) n += own_control_->model_pending_;
   return n;
 }
@@ -194,7 +184,6 @@ RunEnd Simulation::run(Time stop_at) {
   if (phase_ == Phase::kFinished) throw std::logic_error("run() after finish()");
   phase_ = Phase::kRunning;
   stop_requested_ = false;
-  stop_time_ = Time::infinite();
   return parts_.size() == 1 ? run_sequential(stop_at) : run_partitioned(stop_at);
 }
 
@@ -216,146 +205,284 @@ RunEnd Simulation::run_sequential(Time stop_at) {
   return stop_requested_ ? RunEnd::kStopped : RunEnd::kIdle;
 }
 
+void Partition::hold() {
+  ++holds_;
+  ++sim_.holds_;
+  shared_.open.fetch_add(1);
+}
+
+void Partition::release() {
+  const int64_t left = shared_.open.load(std::memory_order_relaxed) - 1;
+  assert(left >= 0 && "release() without hold()");
+  // The key first: whoever sees `open` at zero reads the final key.
+  shared_.last_time.store(now_.in_ps());
+  shared_.last_class_tag.store(now_class_tag_);
+  shared_.open.store(left);
+  if (left == 0) {
+    if (sim_.partitions() == 1) sim_.request_stop();
+    interrupt_ = true;  // run_phase: from now on this partition is guarded
+  }
+}
+
 void Partition::run_until(Time bound, uint64_t bound_class_tag) {
-  while (queue_.ready()) {
+  interrupt_ = false;
+  while (!interrupt_ && queue_.ready()) {
     const Time t = queue_.top_time();
     if (t > bound || (t == bound && queue_.top_class_tag() >= bound_class_tag)) return;
     dispatch_one();
   }
 }
 
-void Partition::run_window(uint32_t parity, Time bound, uint64_t bound_class_tag) {
-  parity_ = parity;
-  for (Channel* c : in_) {
-    if (c == nullptr) continue;
-    std::vector<Transfer>& sent = c->buffer[parity ^ 1];
-    for (const Transfer& x : sent) x.link->hand_over(x.due, x.packet);
-    sent.clear();
-    c->min_due[parity ^ 1] = Time::infinite();
-    c->min_class_tag[parity ^ 1] = UINT64_MAX;
+void Partition::Channel::drain() {
+  uint64_t h = head.load(std::memory_order_relaxed);
+  const uint64_t t = tail.load(std::memory_order_acquire);
+  if (h == t) return;
+  for (; h != t; ++h) {
+    const Transfer& x = ring[h & (kCapacity - 1)];
+    x.link->hand_over(x.due, x.packet);
   }
-  run_until(bound, bound_class_tag);
-  publish();
+  head.store(h, std::memory_order_release);
 }
 
-void Partition::take_in_all() {
-  for (Channel* c : in_) {
-    if (c == nullptr) continue;
-    for (uint32_t b = 0; b < 2; ++b) {
-      for (const Transfer& x : c->buffer[b]) x.link->hand_over(x.due, x.packet);
-      c->buffer[b].clear();
-      c->min_due[b] = Time::infinite();
-      c->min_class_tag[b] = UINT64_MAX;
+void Partition::drain_all() {
+  for (Channel* c : in_) c->drain();
+}
+
+Partition::Channel& Partition::channel_to(Partition& to, Time delay) {
+  std::unique_ptr<Channel>& c = out_[to.index_];
+  if (!c) {
+    c = std::make_unique<Channel>();
+    c->from = this;
+    to.in_.push_back(c.get());
+  }
+  c->lookahead = std::min(c->lookahead, delay);
+  return *c;
+}
+
+void Partition::send(Channel& c, const Transfer& x) {
+  while (!c.push(x)) {
+    drain_all();
+    __builtin_ia32_pause();
+  }
+}
+
+namespace {
+
+// How often a partition publishes its clock while it runs (events).
+constexpr uint32_t kClockEvery = 32;
+
+// a + b, or infinite if that is beyond the largest time.
+Time plus(Time a, Time b) { return a >= Time::infinite() - b ? Time::infinite() : a + b; }
+
+// (time, class << 32 | tag): the order of events (event.h contract 3).
+struct Key {
+  Time time = Time::infinite();
+  uint64_t class_tag = UINT64_MAX;
+  bool operator<(const Key& o) const {
+    return time != o.time ? time < o.time : class_tag < o.class_tag;
+  }
+  bool operator>=(const Key& o) const { return !(*this < o); }
+};
+
+}  // namespace
+
+// One phase on this partition's thread: the Chandy-Misra-Bryant scheme with
+// published clocks instead of null messages. Each pass reads the clocks of
+// the partitions that send to this one (before taking their frames in, so
+// that every frame due before clock + lookahead is in), runs what is safe,
+// and publishes its own clock: a lower bound on anything it will still run.
+// Frames between partitions take at least the lookahead, so the partition
+// furthest behind can always run, and none waits for more than that.
+//
+// Holds (release()) make the stop exact: the run ends right after the event
+// that releases the last hold, K. A partition that holds nothing open runs
+// only events that come before K for sure: those before the clock of a
+// partition that still holds something (its release is at or after its
+// clock), or, once every hold is released, before K itself.
+void Partition::wait_a_little(int idle) const {
+  if (idle < 64) {
+    __builtin_ia32_pause();
+  } else if (!sim_.oversubscribed_ || idle < 128) {
+    std::this_thread::yield();
+  } else {
+    // More threads than cores: the partition this one waits for may need
+    // this core.
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+void Partition::run_phase(uint64_t generation, Time cap_time, uint64_t cap_class_tag) {
+  const Key cap{cap_time, cap_class_tag};
+  const auto& parts = sim_.parts_;
+  const bool holds = sim_.holds_ > 0;
+  int idle = 0;
+  Time drained_for = Time::ps(-1);
+  for (;;) {
+    Time safe = Time::infinite();
+    for (const Channel* c : in_) safe = std::min(safe, plus(c->from->clock(), c->lookahead));
+    // Frames pushed since the last drain were sent at or after the clocks
+    // read then: due at or after that `safe`. So only a new bound needs a
+    // drain (and the senders' ring lines stay put while this one waits).
+    if (safe != drained_for) {
+      drain_all();
+      drained_for = safe;
+    }
+    Key end = cap;  // where this phase ends for this partition
+    Key limit = std::min(cap, Key{safe, 0});
+    if (holds && shared_.open.load(std::memory_order_relaxed) == 0) {
+      Key guard{Time::zero(), 0};
+      bool open = false;
+      for (const auto& q : parts) {
+        // A partition done with this phase releases nothing before its
+        // end; one still running, nothing before its clock. (Read the
+        // clock before `open`: a release is stored before any later clock.)
+        const bool done = q->shared_.done.load() == generation;
+        const int64_t c = q->shared_.clock.load();
+        if (q->shared_.open.load() > 0) {
+          guard = std::max(guard, done ? cap : Key{Time::ps(c), 0});
+          open = true;
+        }
+      }
+      if (open) {
+        limit = std::min(limit, guard);
+      } else {
+        Key last{Time::zero(), 0};
+        for (const auto& q : parts) {
+          if (q->holds_ == 0) continue;
+          last = std::max(
+              last, Key{Time::ps(q->shared_.last_time.load()), q->shared_.last_class_tag.load()},
+              [](const Key& a, const Key& b) { return a < b; });
+        }
+        end = std::min(end, last);
+        limit = std::min(limit, last);
+      }
+    }
+    const uint64_t before = events_;
+    // run_until, publishing the clock every few events: the other
+    // partitions may go on as this one does, not only when its pass ends.
+    interrupt_ = false;
+    for (uint32_t n = 1; !interrupt_ && queue_.ready(); ++n) {
+      const Time t = queue_.top_time();
+      if (t > limit.time || (t == limit.time && queue_.top_class_tag() >= limit.class_tag)) break;
+      if (n % kClockEvery == 0) {
+        const Time c = std::min({t, safe, end.time});
+        if (c > clock()) set_clock(c);
+      }
+      dispatch_one();
+    }
+    Key next;
+    if (queue_.ready()) next = Key{queue_.top_time(), queue_.top_class_tag()};
+    const Time clock_now = std::min({next.time, safe, end.time});
+    if (clock_now > clock()) set_clock(clock_now);
+    // Done: nothing left before the end, and nothing can still arrive
+    // before it.
+    if (next >= end && (safe > end.time || end.time.is_infinite())) break;
+    if (events_ == before && !interrupt_) {
+      wait_a_little(++idle);
+    } else {
+      idle = 0;
     }
   }
-}
-
-void Partition::publish() {
-  next_time_ = Time::infinite();
-  next_class_tag_ = UINT64_MAX;
-  if (queue_.ready()) {
-    next_time_ = queue_.top_time();
-    next_class_tag_ = queue_.top_class_tag();
+  shared_.done.store(generation);
+  // Frames may still come from partitions that are not done: take them in
+  // until every sender is (they are due after the end).
+  idle = 0;
+  for (;;) {
+    bool all = true;
+    for (const Channel* c : in_) all = all && c->from->shared_.done.load() == generation;
+    drain_all();
+    if (all) break;
+    wait_a_little(++idle);
   }
-  // Frames sent in this window are the receivers' events to come. (Those
-  // of the window before are in the receivers' queues by now.)
-  for (const auto& c : out_) {
-    if (c == nullptr) continue;
-    const Time t = c->min_due[parity_];
-    if (t < next_time_ || (t == next_time_ && c->min_class_tag[parity_] < next_class_tag_)) {
-      next_time_ = t;
-      next_class_tag_ = c->min_class_tag[parity_];
-    }
-  }
-}
-
-size_t Partition::in_flight() const {
-  size_t n = 0;
-  for (const Channel* c : in_) {
-    if (c != nullptr) n += c->buffer[0].size() + c->buffer[1].size();
-  }
-  return n;
+  shared_.quiet.store(generation);
 }
 
 RunEnd Simulation::run_partitioned(Time stop_at) {
   if (!workers_) workers_ = std::make_unique<Workers>(*this);
-  struct Key {
-    Time time = Time::infinite();
-    uint64_t class_tag = UINT64_MAX;
-    bool operator<(const Key& o) const {
-      return time != o.time ? time < o.time : class_tag < o.class_tag;
+  oversubscribed_ = partitions() > std::max(1U, std::thread::hardware_concurrency());
+  // Between phases only this thread runs, and every frame is in its link.
+  for (const auto& part : parts_) part->drain_all();
+  const auto released = [this](Key* last) {
+    if (holds_ == 0) return false;
+    for (const auto& part : parts_) {
+      if (part->shared_.open.load() > 0) return false;
+      if (part->holds_ > 0) {
+        *last = std::max(
+            *last,
+            Key{Time::ps(part->shared_.last_time.load()), part->shared_.last_class_tag.load()},
+            [](const Key& a, const Key& b) { return a < b; });
+      }
     }
+    return true;
   };
-  // Between windows only this thread runs. After a window each partition
-  // has published its earliest event; frames sent in the window wait in
-  // the channels (buffer `parity`) with their earliest due time.
-  const auto settle = [this] {
-    for (const auto& part : parts_) part->take_in_all();
-    for (const auto& part : parts_) part->publish();
-  };
-  settle();
   uint64_t next_progress = progress_hook_ ? events_dispatched() + progress_every_ : UINT64_MAX;
   RunEnd end = RunEnd::kIdle;
-  bool attention = true;
+  Time end_time;
   for (;;) {
-    for (const auto& part : parts_) {
-      attention |= part->attention_;
-      part->attention_ = false;
-    }
-    if (attention) {
-      for (const auto& f : between_windows_) f();
-      attention = false;
-    }
+    Key last{Time::zero(), 0};
     if (stop_requested_) {
       end = RunEnd::kStopped;
+      end_time = control_->now_;
+      break;
+    }
+    if (released(&last)) {
+      // The last hold was released: the run ends right after that event.
+      end = RunEnd::kStopped;
+      end_time = last.time;
       break;
     }
     if (progress_hook_ && events_dispatched() >= next_progress) {
       progress_hook_(*this);
       next_progress = events_dispatched() + progress_every_;
     }
-    Key first;  // the earliest event of any partition, frames in channels included
-    for (const auto& part : parts_)
-      first = std::min(first, Key{part->next_time_, part->next_class_tag_});
+    Key first;  // the earliest event of any partition
+    for (const auto& part : parts_) {
+      if (part->queue_.ready()) {
+        first = std::min(first, Key{part->queue_.top_time(), part->queue_.top_class_tag()});
+      }
+    }
     Key observer;
     if (control_->queue_.ready()) {
       observer = Key{control_->queue_.top_time(), control_->queue_.top_class_tag()};
     }
     const Time next = std::min(first.time, observer.time);
-    if (next.is_infinite()) break;  // idle
+    if (next.is_infinite()) {
+      end_time = control_->now_;
+      for (const auto& part : parts_) end_time = std::max(end_time, part->now_);
+      break;  // idle
+    }
     if (next > stop_at) {
       end = RunEnd::kTimeLimit;
+      end_time = stop_at;
+      for (const auto& part : parts_) part->now_ = stop_at;
       break;
     }
     if (observer < first) {
-      // Observers run alone, with every frame in its link and every clock
-      // at their time.
-      settle();
-      for (const auto& part : parts_) part->now_ = observer.time;
+      // Observers run alone, with every clock at their event.
+      for (const auto& part : parts_) {
+        part->now_ = observer.time;
+        part->now_class_tag_ = observer.class_tag;
+      }
       control_->dispatch_one();
-      for (const auto& part : parts_) part->publish();
-      attention = true;
       continue;
     }
-    Key bound = observer;
-    if (first.time < Time::infinite() - lookahead_) {
-      bound = std::min(bound, Key{first.time + lookahead_, 0});
+    // A phase: to the next observer event, the stop time, or a horizon far
+    // enough for many lookaheads (phases are barriers; keep them rare).
+    Key cap = std::min(observer, Key{stop_at, UINT64_MAX});
+    if (!lookahead_.is_infinite()) {
+      const Time horizon = std::min(lookahead_, Time::infinite() / (2 * kPhaseLookaheads));
+      cap = std::min(cap, Key{plus(first.time, horizon * kPhaseLookaheads), 0});
     }
-    bound = std::min(bound, Key{stop_at, UINT64_MAX});
-    workers_->run_window(static_cast<uint32_t>(windows_ & 1), bound.time, bound.class_tag);
+    // Clocks to start from: a partition's next event, or the earliest
+    // anything could reach it from another, whichever is sooner.
+    for (const auto& part : parts_) {
+      const Time c = part->queue_.ready() ? part->queue_.top_time() : Time::infinite();
+      part->set_clock(std::min({c, plus(first.time, lookahead_), cap.time}));
+    }
     ++windows_;
+    workers_->run_phase(cap.time, cap.class_tag);
   }
-  settle();
-  // The run's end: the last event of any partition, the stop time, or the
-  // time a stop was requested for.
-  Time last = control_->now_;
-  for (const auto& part : parts_) last = std::max(last, part->now_);
-  if (end == RunEnd::kTimeLimit) {
-    last = stop_at;
-    for (const auto& part : parts_) part->now_ = stop_at;
-  }
-  if (end == RunEnd::kStopped && !stop_time_.is_infinite()) last = stop_time_;
-  control_->now_ = last;
+  control_->now_ = end_time;
   return end;
 }
 

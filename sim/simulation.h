@@ -20,20 +20,18 @@
 //     adds partitions; each component is then assigned to one (nodes and the
 //     links into them) or made an observer (set_observer: samplers,
 //     detectors, traffic generators, fault injectors: anything that reads or
-//     writes more than one node). run() then proceeds in windows: every
-//     partition runs, on its own thread, the events before
-//       min(earliest event + lookahead, next observer event, stop time)
-//     where the lookahead is the shortest delay of a link between two
-//     partitions, so nothing sent in a window arrives within it. Between
-//     windows the frames sent across partitions are handed over, and
+//     writes more than one node). run() then proceeds in phases, each up to
+//     the next observer event, the stop time or a horizon. In a phase every
+//     partition runs on its own thread, conservatively (Chandy-Misra-Bryant):
+//     it runs an event only once no other partition can still send it a
+//     frame due earlier, which it knows from their published clocks plus the
+//     lookahead, the shortest delay of a link between them. Between phases
 //     observer events run alone, with every partition's clock at their time.
-//     The events each partition runs, and their order, do not depend on
-//     thread timing, so a partitioned run is as deterministic as a
-//     sequential one; events of different partitions run in the same
-//     (time, class, tag) order as a sequential run would give them.
-//     What differs: the fingerprint (one chain per partition, combined), and
-//     a stop requested from within a window (see request_stop_at) lets the
-//     other partitions finish that window.
+//     Each partition runs exactly the events, in exactly the order, that a
+//     sequential run gives it, whatever the thread timing; and the run stops
+//     after the same event (holds, partition.h). So results do not depend on
+//     the number of threads, except the fingerprint: one chain per
+//     partition, combined.
 #pragma once
 
 #include <cstdint>
@@ -124,9 +122,6 @@ class Simulation {
   Time lookahead() const { return lookahead_; }
   // Called by links that cross partitions, from setup().
   void limit_lookahead(Time delay) { lookahead_ = std::min(lookahead_, delay); }
-  // Called between windows by a partitioned run (observers that must see a
-  // consistent whole, e.g. to decide that every flow is done).
-  void call_between_windows(std::function<void()> f) { between_windows_.push_back(std::move(f)); }
 
   // ---- running ----
   void setup();
@@ -143,15 +138,10 @@ class Simulation {
   void schedule_in(Event& e, Time delay) { control_->schedule_in(e, delay); }
   void reschedule(Event& e, Time t) { control_->reschedule(e, t); }
   void cancel(Event& e) { control_->cancel(e); }
-  // From a sequential run, or from an observer between windows: run()
-  // returns after the current event.
+  // From a sequential run, or from an observer (which runs between
+  // phases): run() returns after the current event. (Models that end the
+  // run from a partition use holds: Partition::hold.)
   void request_stop() { stop_requested_ = true; }
-  // The same, giving the time the run is considered to have ended (now()
-  // after run()); for a stop decided between windows, after the fact.
-  void request_stop_at(Time t) {
-    stop_requested_ = true;
-    stop_time_ = t;
-  }
 
   PacketHandle make_packet() { return control_->make_packet(); }
   // Partition 0's pool (the only one of a sequential run).
@@ -166,13 +156,17 @@ class Simulation {
   // there are none, nothing can change any more, and observers (samplers,
   // detectors, in kSample and kControl) stop rescheduling themselves.
   size_t model_events_pending() const;
-  // Windows a partitioned run has gone through.
+  // Phases a partitioned run has gone through (barriers between which
+  // observers run).
   uint64_t windows() const { return windows_; }
+  // A phase reaches at most this many lookaheads past the earliest event.
+  static constexpr int64_t kPhaseLookaheads = 256;
   // Called from run() about every `every` events, e.g. to print progress.
   void set_progress_hook(std::function<void(const Simulation&)> hook, uint64_t every = 1 << 16);
 
  private:
   friend class Component;
+  friend class Partition;
   uint32_t register_component(Component* c);
   RunEnd run_sequential(Time stop_at);
   RunEnd run_partitioned(Time stop_at);
@@ -180,13 +174,13 @@ class Simulation {
   uint64_t seed_;
   Phase phase_ = Phase::kBuild;
   bool stop_requested_ = false;
-  Time stop_time_ = Time::infinite();
+  int64_t holds_ = 0;            // Partition::hold() calls, all partitions
+  bool oversubscribed_ = false;  // more partitions than cores
   Time lookahead_ = Time::infinite();
   uint64_t windows_ = 0;
   std::vector<std::unique_ptr<Partition>> parts_;
   std::unique_ptr<Partition> own_control_;  // with more than one partition
   Partition* control_;
-  std::vector<std::function<void()>> between_windows_;
   struct Workers;
   std::unique_ptr<Workers> workers_;
   std::function<void(const Simulation&)> progress_hook_;

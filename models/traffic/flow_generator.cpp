@@ -54,30 +54,18 @@ FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<Flow
 }
 
 void FlowGenerator::setup() {
-  // One tally per partition, the observers' included.
-  tallies_.assign(sim().partitions() + 1, Tally{});
+  for (const FlowSpec& f : flows_) nics_[f.src]->ctx().hold();
   if (!order_.empty()) ctx().schedule(start_, flows_[order_[0]].start);
-  if (sim().partitions() > 1) {
-    sim().call_between_windows([this] {
-      if (stop_asked_ || completed() + failed() != flows_.size()) return;
-      stop_asked_ = true;
-      Time last;
-      for (const Tally& t : tallies_) last = std::max(last, t.last);
-      sim().request_stop_at(last);
-    });
-  }
 }
 
 size_t FlowGenerator::completed() const {
-  size_t n = 0;
-  for (const Tally& t : tallies_) n += t.completed;
-  return n;
+  return static_cast<size_t>(
+      std::count_if(records_.begin(), records_.end(), [](const FlowRecord& r) { return r.done; }));
 }
 
 size_t FlowGenerator::failed() const {
-  size_t n = 0;
-  for (const Tally& t : tallies_) n += t.failed;
-  return n;
+  return static_cast<size_t>(std::count_if(records_.begin(), records_.end(),
+                                           [](const FlowRecord& r) { return r.failed; }));
 }
 
 void FlowGenerator::on_start() {
@@ -118,24 +106,18 @@ uint64_t FlowGenerator::retransmissions(uint32_t i) const {
 void FlowGenerator::on_send_completion(uint32_t host, const Completion& c) {
   const Part& part = parts_[c.wr_id];
   FlowRecord& r = records_[part.flow];
-  Partition& where = nics_[host]->ctx();
-  Tally& tally = tallies_[where.index()];
-  where.request_attention();
-  tally.last = std::max(tally.last, c.completed);
   if (c.started) r.first_tx = std::min(r.first_tx, c.first_tx);
   r.finish = std::max(r.finish, c.completed);
   if (c.status != WcStatus::kSuccess && !r.failed) {
     // The first failure decides the flow.
     r.failed = true;
     r.status = c.status;
-    ++tally.failed;
+    nics_[host]->ctx().release();  // the flow has ended (contract 5)
   }
   if (--parts_left_[part.flow] == 0 && !r.failed) {
     r.done = true;
-    ++tally.completed;
+    nics_[host]->ctx().release();
   }
-  // Sequential: stop right after this event. (Partitioned: see setup().)
-  if (sim().partitions() == 1 && completed() + failed() == flows_.size()) sim().request_stop();
 }
 
 }  // namespace rdmasim

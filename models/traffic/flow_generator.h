@@ -10,12 +10,13 @@
 //     packet (a READ: its request) to that moment.
 //  4. A flow whose QP enters the error state (retries exhausted) completes
 //     with an error status: it is reported failed, not outstanding.
-//  5. When every flow has completed or failed the generator asks the
-//     simulation to stop: nothing is left to observe. A partitioned run
-//     (sim/simulation.h contract 5) decides it between windows, and ends at
-//     the last completion's time, as a sequential run does.
+//  5. When every flow has completed or failed the run stops: each flow is a
+//     hold (sim/partition.h) on its requester's partition, released when it
+//     completes, so a partitioned run stops after the same event as a
+//     sequential one.
 //  6. The generator is an observer: it posts into NICs of any partition.
-//     Completions arrive from the NICs' partitions, each into its own tally.
+//     Completions arrive from the NICs' partitions; each writes only its
+//     own flow's record.
 #pragma once
 
 #include <cstdint>
@@ -96,15 +97,7 @@ class FlowGenerator : public Component, public CompletionHandler {
   std::vector<uint32_t> order_;       // flow ids by (start, id)
   size_t next_ = 0;                   // next position in order_
   std::vector<FlowRecord> records_;
-  // Completions counted by the partition of the requester's NIC (contract 6);
-  // one cache line each, as two threads write them.
-  struct alignas(64) Tally {
-    size_t completed = 0;
-    size_t failed = 0;
-    Time last;  // the latest completion
-  };
-  std::vector<Tally> tallies_;
-  bool stop_asked_ = false;
+
   MemberEvent<FlowGenerator, &FlowGenerator::on_start> start_;
 };
 

@@ -84,7 +84,7 @@ class Counter : public Component {
     for (const Relay* r : relays_) n += r->received;
     samples.push_back(n);
     if (stop_after_ > 0 && n >= stop_after_) {
-      sim().request_stop_at(ctx().now());
+      sim().request_stop();
       return;
     }
     if (sim().model_events_pending() > 0) ctx().schedule_in(tick_, Time::us(3));
