@@ -19,16 +19,21 @@ namespace {
 // setup it injects a burst of packets, several at the same picosecond.
 class Relay : public Node {
  public:
-  Relay(Simulation& sim, std::string name, int burst)
-      : Node(sim, std::move(name)), burst_(burst), inject_(this, EventClass::kTraffic, id()) {}
+  Relay(Simulation& sim, std::string name, int burst, uint64_t quota = 0)
+      : Node(sim, std::move(name)),
+        burst_(burst),
+        quota_(quota),
+        inject_(this, EventClass::kTraffic, id()) {}
   void setup() override {
     queues_.resize(num_ports());
     if (burst_ > 0) ctx().schedule(inject_, Time::ns(100 * (id() % 3)));
+    // A hold (sim/partition.h contract 4), released at the quota-th arrival.
+    if (quota_ > 0) ctx().hold();
   }
   void receive(uint32_t port, PacketHandle p) override {
     log.push_back(to_string(ctx().now()) + ":" + std::to_string(port) + ":" +
                   std::to_string(p->psn));
-    ++received;
+    if (++received == quota_) ctx().release();
     if (p->msn == 0) return;
     --p->msn;
     p->psn = p->psn * 31 + id();
@@ -62,6 +67,7 @@ class Relay : public Node {
   }
 
   int burst_;
+  uint64_t quota_;
   std::vector<std::deque<PacketHandle>> queues_;
   MemberEvent<Relay, &Relay::on_inject> inject_;
 };
@@ -105,13 +111,35 @@ struct Outcome {
   uint64_t windows = 0;
 };
 
+struct Options {
+  uint64_t stop_after = 0;             // the observer stops the run after so many arrivals
+  std::vector<uint64_t> quota;         // per relay: a hold released at that arrival (0: none)
+  Time first_stop = Time::infinite();  // run(first_stop), then run() again
+};
+Options stop_after(uint64_t n) {
+  Options o;
+  o.stop_after = n;
+  return o;
+}
+Options holds(std::vector<uint64_t> quota) {
+  Options o;
+  o.quota = std::move(quota);
+  return o;
+}
+Options stop_at_then_continue(Time t) {
+  Options o;
+  o.first_stop = t;
+  return o;
+}
+
 // Six relays in a ring with chords, links of different rates and delays;
 // relay i runs in partition part[i].
-Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, uint64_t stop_after = 0) {
+Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, const Options& opt = {}) {
   Simulation sim(7);
   std::vector<Relay*> relays;
-  for (int i = 0; i < 6; ++i) {
-    relays.push_back(&sim.add<Relay>("r" + std::to_string(i), i % 2 == 0 ? 40 : 25));
+  for (size_t i = 0; i < 6; ++i) {
+    relays.push_back(&sim.add<Relay>("r" + std::to_string(i), i % 2 == 0 ? 40 : 25,
+                                     opt.quota.empty() ? 0 : opt.quota[i]));
   }
   std::vector<Cable> cables;
   const Time delays[] = {Time::ns(1000), Time::ns(1500), Time::ns(700), Time::ns(2000),
@@ -123,10 +151,10 @@ Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, uint64_t 
     cables.push_back(
         connect(sim, *relays[pairs[k].first], *relays[pairs[k].second], rate, delays[k]));
   }
-  auto& counter = sim.add<Counter>("counter", relays, stop_after);
+  auto& counter = sim.add<Counter>("counter", relays, opt.stop_after);
   if (parts > 1) {
     sim.set_partitions(parts);
-    for (int i = 0; i < 6; ++i) relays[i]->assign(sim.partition(part[i]));
+    for (size_t i = 0; i < 6; ++i) relays[i]->assign(sim.partition(part[i]));
     for (int k = 0; k < 8; ++k) {
       const uint32_t a = part[pairs[k].first], b = part[pairs[k].second];
       cables[k].a_to_b->assign(sim.partition(b));
@@ -137,6 +165,10 @@ Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, uint64_t 
     sim.set_observer(counter);
   }
   Outcome o;
+  if (!opt.first_stop.is_infinite()) {
+    REQUIRE(sim.run(opt.first_stop) == RunEnd::kTimeLimit);
+    REQUIRE(sim.now() == opt.first_stop);
+  }
   o.end = sim.run();
   o.now = sim.now();
   o.events = sim.events_dispatched();
@@ -186,8 +218,8 @@ TEST_CASE("the lookahead is the shortest delay of a link between partitions",
 }
 
 TEST_CASE("an observer's stop ends a partitioned run at the time it gives", "[quick][partition]") {
-  const Outcome one = run_network(1, {}, 500);
-  const Outcome two = run_network(2, {0, 1, 0, 1, 0, 1}, 500);
+  const Outcome one = run_network(1, {}, stop_after(500));
+  const Outcome two = run_network(2, {0, 1, 0, 1, 0, 1}, stop_after(500));
   CHECK(one.end == RunEnd::kStopped);
   CHECK(two.end == RunEnd::kStopped);
   CHECK(two.now == one.now);
@@ -195,4 +227,48 @@ TEST_CASE("an observer's stop ends a partitioned run at the time it gives", "[qu
   // The observer ran between windows: nothing after its time was dispatched.
   CHECK(two.events == one.events);
   CHECK(two.frames == one.frames);
+}
+
+namespace {
+const std::vector<std::pair<uint32_t, std::vector<uint32_t>>> kSplits = {
+    {2, {0, 0, 0, 1, 1, 1}}, {2, {0, 1, 0, 1, 0, 1}}, {3, {0, 1, 2, 0, 1, 2}}};
+}  // namespace
+
+TEST_CASE("the run stops after the event that releases the last hold, partitioned or not",
+          "[quick][partition]") {
+  // Holds in some partitions only, released at different times: partitions
+  // that hold nothing may run ahead only as far as the release is certain.
+  for (const std::vector<uint64_t>& quota :
+       {std::vector<uint64_t>{60, 0, 0, 45, 0, 0}, std::vector<uint64_t>{0, 0, 0, 0, 0, 90},
+        std::vector<uint64_t>{30, 120, 75, 0, 200, 10}}) {
+    const Outcome one = run_network(1, {}, holds(quota));
+    REQUIRE(one.end == RunEnd::kStopped);
+    REQUIRE(one.events < run_network(1, {}).events);  // it did stop early
+    for (const auto& [parts, part] : kSplits) {
+      INFO(parts << " partitions, relay 1 in " << part[1] << ", quota of r0 " << quota[0]);
+      const Outcome many = run_network(parts, part, holds(quota));
+      CHECK(many.end == RunEnd::kStopped);
+      CHECK(many.now == one.now);
+      CHECK(many.events == one.events);
+      CHECK(many.frames == one.frames);
+      for (size_t i = 0; i < one.logs.size(); ++i) CHECK(many.logs[i] == one.logs[i]);
+    }
+  }
+}
+
+TEST_CASE("a partitioned run stopped at a time continues as a sequential one does",
+          "[quick][partition]") {
+  const Outcome whole = run_network(1, {});
+  for (const Time first_stop : {whole.now / 7, whole.now / 2, whole.now - Time::ps(1)}) {
+    const Outcome one = run_network(1, {}, stop_at_then_continue(first_stop));
+    CHECK(one.events == whole.events);
+    for (const auto& [parts, part] : kSplits) {
+      INFO(parts << " partitions, first stop at " << to_string(first_stop));
+      const Outcome many = run_network(parts, part, stop_at_then_continue(first_stop));
+      CHECK(many.end == RunEnd::kIdle);
+      CHECK(many.events == one.events);
+      CHECK(many.samples == one.samples);
+      for (size_t i = 0; i < one.logs.size(); ++i) CHECK(many.logs[i] == one.logs[i]);
+    }
+  }
 }
