@@ -479,7 +479,7 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
       const Time c = part->queue_.ready() ? part->queue_.top_time() : Time::infinite();
       part->set_clock(std::min({c, plus(first.time, lookahead_), cap.time}));
     }
-    ++windows_;
+    ++phases_;
     workers_->run_phase(cap.time, cap.class_tag);
   }
   control_->now_ = end_time;

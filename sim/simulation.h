@@ -114,7 +114,7 @@ class Simulation {
   uint32_t partitions() const { return static_cast<uint32_t>(parts_.size()); }
   Partition& partition(uint32_t i) { return *parts_[i]; }
   // The observers' partition: partition 0 when there is one, else its own,
-  // run between windows.
+  // run between phases.
   Partition& control() { return *control_; }
   void set_observer(Component& c) { c.assign(*control_); }
   // The shortest delay of a link between partitions (infinite if none);
@@ -130,7 +130,7 @@ class Simulation {
   RunEnd run(Time stop_at = Time::infinite());
   void finish();
 
-  // The control partition's clock: the simulation's time between windows
+  // The control partition's clock: the simulation's time between phases
   // and after run(); what observers and tests see.
   Time now() const { return control_->now(); }
   Phase phase() const { return phase_; }
@@ -158,7 +158,7 @@ class Simulation {
   size_t model_events_pending() const;
   // Phases a partitioned run has gone through (barriers between which
   // observers run).
-  uint64_t windows() const { return windows_; }
+  uint64_t phases() const { return phases_; }
   // A phase reaches at most this many lookaheads past the earliest event.
   static constexpr int64_t kPhaseLookaheads = 256;
   // Called from run() about every `every` events, e.g. to print progress.
@@ -177,7 +177,7 @@ class Simulation {
   int64_t holds_ = 0;            // Partition::hold() calls, all partitions
   bool oversubscribed_ = false;  // more partitions than cores
   Time lookahead_ = Time::infinite();
-  uint64_t windows_ = 0;
+  uint64_t phases_ = 0;
   std::vector<std::unique_ptr<Partition>> parts_;
   std::unique_ptr<Partition> own_control_;  // with more than one partition
   Partition* control_;

@@ -149,7 +149,7 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
               {"data_packet_hops_per_second", static_cast<double>(r.data_packet_hops) / loop},
               {"peak_rss_bytes", r.wall.peak_rss_bytes},
               {"threads", r.threads},
-              {"windows", r.windows},
+              {"phases", r.phases},
               {"partition_events", r.partition_events}};
   return j.dump(2) + "\n";
 }
@@ -166,7 +166,7 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
       r.wall.load_seconds + r.wall.build_seconds, r.events, r.events / loop * 1e-6, r.packet_hops,
       r.packet_hops / loop * 1e-6);
   if (r.threads > 1) {
-    out += fmt::format("  on {} threads, in {} synchronization windows\n", r.threads, r.windows);
+    out += fmt::format("  on {} threads, in {} synchronization phases\n", r.threads, r.phases);
   }
   out += fmt::format("  flows: {} of {} complete", s.completed, r.flows.size());
   if (s.completed > 0) {

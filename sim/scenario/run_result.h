@@ -78,7 +78,7 @@ struct RunResult {
   uint64_t data_packet_hops = 0;  // ... that carried RDMA payload
   uint64_t packets_created = 0;
   uint32_t threads = 1;  // partitions the run was split into (RunOptions::threads)
-  uint64_t windows = 0;  // synchronization windows of a partitioned run
+  uint64_t phases = 0;   // synchronization phases of a partitioned run
   std::vector<uint64_t> partition_events;  // events each partition dispatched (threads > 1)
   uint64_t drops_no_route = 0;
   uint64_t out_of_sequence = 0;

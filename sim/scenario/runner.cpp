@@ -227,7 +227,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   r.fingerprint = sim.fingerprint();
   r.packets_created = sim.packets_created();
   r.threads = threads;
-  r.windows = sim.windows();
+  r.phases = sim.phases();
   if (threads > 1) {
     for (uint32_t i = 0; i < threads; ++i) {
       r.partition_events.push_back(sim.partition(i).events_dispatched());

@@ -108,7 +108,7 @@ struct Outcome {
   RunEnd end = RunEnd::kIdle;
   Time now;
   Time lookahead;
-  uint64_t windows = 0;
+  uint64_t phases = 0;
 };
 
 struct Options {
@@ -173,7 +173,7 @@ Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, const Opt
   o.now = sim.now();
   o.events = sim.events_dispatched();
   o.lookahead = sim.lookahead();
-  o.windows = sim.windows();
+  o.phases = sim.phases();
   for (const Relay* r : relays) o.logs.push_back(r->log);
   o.samples = counter.samples;
   for (const Cable& c : cables) {
@@ -188,7 +188,7 @@ Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, const Opt
 TEST_CASE("a partitioned run dispatches the events of a sequential one", "[quick][partition]") {
   const Outcome one = run_network(1, {});
   REQUIRE(one.events > 1000);
-  CHECK(one.windows == 0);
+  CHECK(one.phases == 0);
   for (const auto& [parts, part] :
        std::vector<std::pair<uint32_t, std::vector<uint32_t>>>{{2, {0, 0, 0, 1, 1, 1}},
                                                                {2, {0, 0, 0, 0, 1, 1}},
@@ -202,7 +202,7 @@ TEST_CASE("a partitioned run dispatches the events of a sequential one", "[quick
     CHECK(many.frames == one.frames);
     CHECK(many.samples == one.samples);
     for (size_t i = 0; i < one.logs.size(); ++i) CHECK(many.logs[i] == one.logs[i]);
-    CHECK(many.windows > 0);
+    CHECK(many.phases > 0);
   }
 }
 
@@ -224,7 +224,7 @@ TEST_CASE("an observer's stop ends a partitioned run at the time it gives", "[qu
   CHECK(two.end == RunEnd::kStopped);
   CHECK(two.now == one.now);
   CHECK(two.samples == one.samples);
-  // The observer ran between windows: nothing after its time was dispatched.
+  // The observer ran between phases: nothing after its time was dispatched.
   CHECK(two.events == one.events);
   CHECK(two.frames == one.frames);
 }
