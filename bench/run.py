@@ -145,6 +145,10 @@ def run_once(binary, scenario, role, threads=1):
         "peak_rss_bytes": usage.ru_maxrss * 1024,
         "sim_peak_rss_bytes": inner.get("peak_rss_bytes"),
         "cpu_seconds": usage.ru_utime + usage.ru_stime,
+        # Partitioned runs (--threads): phases and events per partition.
+        "threads": inner.get("threads", 1),
+        "phases": inner.get("phases", 0),
+        "partition_events": inner.get("partition_events", []),
     })
     return figures
 
@@ -159,6 +163,8 @@ def summarize(runs):
     first = runs[0]
     out = {k: first[k] for k in COUNTS}
     out["fingerprint"] = first["fingerprint"]
+    for k in ("threads", "phases", "partition_events"):
+        out[k] = first[k]
     out["wall_seconds"] = median(r["wall_seconds"] for r in runs)
     out["sim_wall_seconds"] = median(r["sim_wall_seconds"] for r in runs)
     out["build_seconds"] = median(r["build_seconds"] for r in runs)

@@ -81,7 +81,7 @@ void Link::deliver(PacketHandle p) {
 void Link::set_up(bool up) {
   // Faults run between phases, once every channel has been emptied into
   // the links: the frames on the cable are all in the line.
-  assert(channel_ == nullptr || (channel_->buffer[0].empty() && channel_->buffer[1].empty()));
+  assert(channel_ == nullptr || channel_->size() == 0);
   if (up_ && !up) counters_.lost_down += propagation_.clear();
   up_ = up;
 }

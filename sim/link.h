@@ -15,7 +15,8 @@
 //  5. In a partitioned simulation (simulation.h contract 5) the link belongs
 //     to its receiver's partition, and transmit() runs in its sender's: a
 //     link between partitions puts each frame in a channel to the receiver,
-//     which hands it to the link at its next window's start. Its delay bounds
+//     which hands it to the link before it runs anything the frame could
+//     precede. Its delay bounds
 //     the lookahead.
 //  6. A link that is down still takes the sender's frames at line rate (the
 //     sender learns of the failure only through routing) but delivers none;

@@ -15,10 +15,12 @@
 //  3. A packet is returned to the pool of the partition that holds it last:
 //     a packet that crosses into another partition is handed to its pool.
 //  4. Holds end the run: hold() (before the run) for each thing whose end
-//     ends it, release() from the event that ends it; the run stops right
-//     after the event that releases the last hold of the simulation. A
-//     partitioned run stops after the very same event: a partition holding
-//     nothing runs only what certainly precedes it (simulation.cpp).
+//     ends it, release() from the event that ends it; run() returns
+//     (kStopped) right after the event that releases the last hold of the
+//     simulation. A partitioned run stops after the very same event: a
+//     partition holding nothing runs only what certainly precedes it
+//     (simulation.cpp). That happens once: run() called again goes on with
+//     whatever events remain, as without holds.
 #pragma once
 
 #include <atomic>
@@ -97,7 +99,7 @@ class Partition {
   };
   // The frames one partition sends another: a single-producer,
   // single-consumer ring. The sender appends while it runs; the receiver
-  // takes frames in whenever it looks for more work.
+  // takes frames in whenever its safe bound moves (run_phase).
   struct Channel {
     static constexpr uint64_t kCapacity = uint64_t{1} << 15;
     Channel() : ring(new Transfer[kCapacity]) {}

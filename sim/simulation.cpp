@@ -314,7 +314,7 @@ void Partition::wait_a_little(int idle) const {
 void Partition::run_phase(uint64_t generation, Time cap_time, uint64_t cap_class_tag) {
   const Key cap{cap_time, cap_class_tag};
   const auto& parts = sim_.parts_;
-  const bool holds = sim_.holds_ > 0;
+  const bool holds = sim_.holds_ > 0 && !sim_.holds_spent_;
   int idle = 0;
   Time drained_for = Time::ps(-1);
   for (;;) {
@@ -403,7 +403,7 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
   // Between phases only this thread runs, and every frame is in its link.
   for (const auto& part : parts_) part->drain_all();
   const auto released = [this](Key* last) {
-    if (holds_ == 0) return false;
+    if (holds_ == 0 || holds_spent_) return false;
     for (const auto& part : parts_) {
       if (part->shared_.open.load() > 0) return false;
       if (part->holds_ > 0) {
@@ -427,6 +427,8 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
     }
     if (released(&last)) {
       // The last hold was released: the run ends right after that event.
+      // (Once: a run() after this goes on, as a sequential one does.)
+      holds_spent_ = true;
       end = RunEnd::kStopped;
       end_time = last.time;
       break;

@@ -175,6 +175,7 @@ class Simulation {
   Phase phase_ = Phase::kBuild;
   bool stop_requested_ = false;
   int64_t holds_ = 0;            // Partition::hold() calls, all partitions
+  bool holds_spent_ = false;     // the last hold was released and the run stopped
   bool oversubscribed_ = false;  // more partitions than cores
   Time lookahead_ = Time::infinite();
   uint64_t phases_ = 0;

@@ -1,7 +1,9 @@
 #include "topologies/partition.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
+#include <string>
 
 namespace rdmasim {
 
@@ -27,6 +29,17 @@ std::vector<uint32_t> partition_nodes(const Topology& topo, uint32_t parts,
     const auto b = static_cast<uint64_t>(2 * before + w) * parts / static_cast<uint64_t>(2 * total);
     block[h] = static_cast<uint32_t>(std::min<uint64_t>(b, parts - 1));
     before += w;
+  }
+  // Hosts of one small group (a server's GPUs, a rack) stay together: the
+  // links inside it are short, and a cut one would shorten the lookahead.
+  std::map<std::string, size_t> group_size;
+  for (size_t h = 0; h < hosts; ++h) ++group_size[topo.node(topo.hosts()[h]).group];
+  const size_t share = std::max<size_t>(1, hosts / parts);
+  for (size_t h = 1; h < hosts; ++h) {
+    const std::string& g = topo.node(topo.hosts()[h]).group;
+    if (!g.empty() && g == topo.node(topo.hosts()[h - 1]).group && group_size[g] <= share) {
+      block[h] = block[h - 1];
+    }
   }
   for (uint32_t id = 0; id < n; ++id) {
     const TopoNode& node = topo.node(id);

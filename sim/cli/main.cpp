@@ -97,7 +97,7 @@ Args parse(const std::string& command, int argc, char** argv) {
   if (vm.count("threads")) {
     const std::string s = vm["threads"].as<std::string>();
     const bool digits =
-        !s.empty() && s.size() <= 3 && s.find_first_not_of("0123456789") == std::string::npos;
+        !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
     const int n = digits ? std::stoi(s) : 0;
     if (n < 1 || n > 64) {
       throw ScenarioError("--threads: \"" + s +
@@ -125,6 +125,12 @@ int run(const Args& a) {
   const Scenario sc = load(a);
   const double load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  // Before anything is written or removed.
+  if (a.threads > sc.topology.num_hosts()) {
+    return bad_input("--threads: " + std::to_string(a.threads) + " is more than the scenario's " +
+                     std::to_string(sc.topology.num_hosts()) +
+                     " hosts (expected at most one thread per host)");
+  }
   namespace fs = std::filesystem;
   const fs::path dir(sc.output.dir);
   std::error_code ec;
@@ -141,11 +147,6 @@ int run(const Args& a) {
 
   RunOptions ro;
   ro.threads = a.threads;
-  if (ro.threads > sc.topology.num_hosts()) {
-    return bad_input("--threads: " + std::to_string(ro.threads) + " is more than the scenario's " +
-                     std::to_string(sc.topology.num_hosts()) +
-                     " hosts (expected at most one thread per host)");
-  }
   ProgressLine progress;
   const bool show_progress = !a.quiet && isatty(STDERR_FILENO) != 0;
   if (show_progress) ro.progress = [&](const Progress& p) { progress.update(p); };

@@ -166,7 +166,10 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
       r.wall.load_seconds + r.wall.build_seconds, r.events, r.events / loop * 1e-6, r.packet_hops,
       r.packet_hops / loop * 1e-6);
   if (r.threads > 1) {
-    out += fmt::format("  on {} threads, in {} synchronization phases\n", r.threads, r.phases);
+    std::string per;
+    for (uint64_t e : r.partition_events) per += (per.empty() ? "" : " / ") + std::to_string(e);
+    out += fmt::format("  on {} threads ({} phase{}; events per thread {})\n", r.threads, r.phases,
+                       r.phases == 1 ? "" : "s", per);
   }
   out += fmt::format("  flows: {} of {} complete", s.completed, r.flows.size());
   if (s.completed > 0) {

@@ -154,11 +154,18 @@ EOF
       expect_code 2
       expect_error_line "--threads"
     done
-    # The quick-start network has two hosts: at most two threads.
-    run run "$quickstart" --out "$tmp/out" --threads 3 --quiet
+    # The quick-start network has two hosts: at most two threads. Refused
+    # before anything is written or removed: an earlier run's outputs stay.
+    good_run "$tmp/prev"
+    run run "$quickstart" --out "$tmp/prev" --threads 3 --quiet
     expect_code 2
     expect_error_line "more than the scenario's 2 hosts"
-    [ ! -e "$tmp/out/summary.json" ] || fail "$shown: wrote a summary (expected none)"
+    [ -f "$tmp/prev/summary.json" ] || fail "$shown: removed the earlier run's summary.json"
+    run run "$quickstart" --out "$tmp/new/deep" --threads 3 --quiet
+    expect_code 2
+    [ ! -e "$tmp/new" ] || fail "$shown: created $tmp/new (expected nothing written)"
+    run run "$quickstart" --out "$tmp/zeros" --threads 0002 --quiet
+    expect_code 0
     ;;
   threads-deterministic)
     # Two threads, twice: identical; and identical to one thread but for the

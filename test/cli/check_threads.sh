@@ -1,22 +1,24 @@
 #!/bin/sh
-# check_threads.sh RDMASIM_BINARY SCENARIO
+# check_threads.sh RDMASIM_BINARY SCENARIO [COUNTS]
 #
-# Runs SCENARIO on one, two and three threads (sim/simulation.h contract 5)
-# and compares what they wrote: trace.h5 byte for byte, and summary.json but
-# for its "run" figures and the fingerprint (a chain per partition).
+# Runs SCENARIO on one thread and on each of COUNTS threads (default "2 3";
+# sim/simulation.h contract 5) and compares what they wrote: trace.h5 byte
+# for byte, and summary.json but for its "run" figures and the fingerprint
+# (a chain per partition).
 set -u
-[ "$#" -eq 2 ] || {
-  echo "usage: check_threads.sh RDMASIM_BINARY SCENARIO" >&2
+[ "$#" -eq 2 ] || [ "$#" -eq 3 ] || {
+  echo "usage: check_threads.sh RDMASIM_BINARY SCENARIO [COUNTS]" >&2
   exit 1
 }
 rdmasim=$1
 scenario=$2
+asked=${3:-2 3}
 python=/usr/bin/python3
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rdmasim-threads.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
 counts=""
-for n in 1 2 3; do
+for n in 1 $asked; do
   "$rdmasim" run "$scenario" --out "$tmp/t$n" --threads "$n" --quiet 2>"$tmp/err"
   code=$?
   # More threads than hosts is refused: fewer counts to compare.

@@ -109,12 +109,21 @@ struct Outcome {
   Time now;
   Time lookahead;
   uint64_t phases = 0;
+  // At the first stop (Options::first_stop): events so far, arrivals per
+  // relay, frames per link.
+  uint64_t events_at_stop = 0;
+  std::vector<size_t> arrivals_at_stop;
+  std::vector<uint64_t> frames_at_stop;
+  // After the hold stop, run() again (Options::run_again).
+  RunEnd end_again = RunEnd::kIdle;
+  uint64_t events_again = 0;
 };
 
 struct Options {
   uint64_t stop_after = 0;             // the observer stops the run after so many arrivals
   std::vector<uint64_t> quota;         // per relay: a hold released at that arrival (0: none)
   Time first_stop = Time::infinite();  // run(first_stop), then run() again
+  bool run_again = false;              // run() once more after the run ends
 };
 Options stop_after(uint64_t n) {
   Options o;
@@ -165,21 +174,35 @@ Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, const Opt
     sim.set_observer(counter);
   }
   Outcome o;
+  const auto frames = [&cables] {
+    std::vector<uint64_t> f;
+    for (const Cable& c : cables) {
+      f.push_back(c.a_to_b->counters().frames);
+      f.push_back(c.b_to_a->counters().frames);
+    }
+    return f;
+  };
   if (!opt.first_stop.is_infinite()) {
     REQUIRE(sim.run(opt.first_stop) == RunEnd::kTimeLimit);
     REQUIRE(sim.now() == opt.first_stop);
+    // Nothing after the stop time ran, in any partition.
+    for (uint32_t i = 0; i < sim.partitions(); ++i) CHECK(sim.partition(i).now() <= opt.first_stop);
+    o.events_at_stop = sim.events_dispatched();
+    for (const Relay* r : relays) o.arrivals_at_stop.push_back(r->log.size());
+    o.frames_at_stop = frames();
   }
   o.end = sim.run();
   o.now = sim.now();
   o.events = sim.events_dispatched();
+  if (opt.run_again) {
+    o.end_again = sim.run();
+    o.events_again = sim.events_dispatched();
+  }
   o.lookahead = sim.lookahead();
   o.phases = sim.phases();
   for (const Relay* r : relays) o.logs.push_back(r->log);
   o.samples = counter.samples;
-  for (const Cable& c : cables) {
-    o.frames.push_back(c.a_to_b->counters().frames);
-    o.frames.push_back(c.b_to_a->counters().frames);
-  }
+  o.frames = frames();
   return o;
 }
 
@@ -265,10 +288,31 @@ TEST_CASE("a partitioned run stopped at a time continues as a sequential one doe
     for (const auto& [parts, part] : kSplits) {
       INFO(parts << " partitions, first stop at " << to_string(first_stop));
       const Outcome many = run_network(parts, part, stop_at_then_continue(first_stop));
+      CHECK(many.events_at_stop == one.events_at_stop);
+      CHECK(many.arrivals_at_stop == one.arrivals_at_stop);
+      CHECK(many.frames_at_stop == one.frames_at_stop);
       CHECK(many.end == RunEnd::kIdle);
       CHECK(many.events == one.events);
       CHECK(many.samples == one.samples);
       for (size_t i = 0; i < one.logs.size(); ++i) CHECK(many.logs[i] == one.logs[i]);
     }
+  }
+}
+
+TEST_CASE("after the last hold stops a run, run() again goes on as a sequential one does",
+          "[quick][partition]") {
+  Options opt = holds({30, 120, 75, 0, 200, 10});
+  opt.run_again = true;
+  const Outcome one = run_network(1, {}, opt);
+  REQUIRE(one.end == RunEnd::kStopped);
+  REQUIRE(one.end_again == RunEnd::kIdle);
+  REQUIRE(one.events_again == run_network(1, {}).events);
+  for (const auto& [parts, part] : kSplits) {
+    INFO(parts << " partitions, relay 1 in " << part[1]);
+    const Outcome many = run_network(parts, part, opt);
+    CHECK(many.end == RunEnd::kStopped);
+    CHECK(many.events == one.events);
+    CHECK(many.end_again == RunEnd::kIdle);
+    CHECK(many.events_again == one.events_again);
   }
 }
