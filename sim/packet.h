@@ -16,6 +16,7 @@
 //     deterministic for a given scenario and seed.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -76,8 +77,9 @@ struct alignas(64) Packet {
     uint64_t id;        // unique per simulation, in creation order (while in use)
     Packet* next_free;  // the pool's free list (while free)
   };
-  Time created;  // when the packet was built
-  PacketPool* pool;
+  Time created;      // when the packet was built
+  PacketPool* pool;  // the pool it goes back to: its holder's (see PacketPool)
+  PacketPool* home;  // the pool that made it
   union {
     struct {                     // RoCE/IB transport
       uint32_t psn;              // BTH PSN (24 bits)
@@ -128,6 +130,13 @@ class PacketHandle {
 
 // A free-list pool of packets. Memory grows in chunks and is never returned
 // to the system before the pool dies, so steady state allocates nothing.
+//
+// Partitioned runs (sim/partition.h) have a pool per partition, each used by
+// one thread. A packet that crosses into another partition is handed to that
+// partition's pool (Packet::pool), which releases it; one made elsewhere
+// goes back to the pool that made it (Packet::home) through a return ring,
+// which that pool empties before it grows. So a partition that makes more
+// packets than it receives (a sender) does not grow without bound.
 class PacketPool {
  public:
   PacketPool() = default;
@@ -136,33 +145,57 @@ class PacketPool {
 
   // A zeroed packet with a fresh id and creation time.
   PacketHandle make(Time now) {
-    if (free_ == nullptr) grow();
+    if (free_ == nullptr) refill();
     Packet* p = free_;
     free_ = p->next_free;
     *p = Packet{};
     p->pool = this;
+    p->home = this;
     p->id = next_id_++;
     p->created = now;
     ++live_;
     return PacketHandle(p);
   }
   void release(Packet* p) {
+    --live_;
+    if (p->home != this) [[unlikely]] {
+      if (send_home(p)) return;
+    }
     p->next_free = free_;
     free_ = p;
-    --live_;
   }
+  // Live packets made by this pool minus those it released for others
+  // (per pool, it can be negative; the sum over pools is the packets alive).
   int64_t live() const { return live_; }
   int64_t capacity() const { return static_cast<int64_t>(chunks_.size()) * kChunk; }
   uint64_t created() const { return next_id_; }
 
+  // Partitioned runs: pools[i] is partition i's; every pool gets a return
+  // ring to every other.
+  static void connect(const std::vector<PacketPool*>& pools);
+
  private:
   static constexpr int kChunk = 4096;
+  // A single-producer, single-consumer ring of packets going home.
+  struct ReturnRing {
+    static constexpr uint64_t kCapacity = uint64_t{1} << 14;
+    std::unique_ptr<Packet* []> ring { new Packet*[kCapacity] };
+    alignas(64) std::atomic<uint64_t> tail{0};  // written by the releasing pool
+    uint64_t seen_head = 0;
+    alignas(64) std::atomic<uint64_t> head{0};  // written by the home pool
+  };
+  // Takes back the packets other pools returned; grows if there are none.
+  void refill();
   void grow();
+  bool send_home(Packet* p);
 
   std::vector<std::unique_ptr<Packet[]>> chunks_;
   Packet* free_ = nullptr;
   uint64_t next_id_ = 0;
   int64_t live_ = 0;
+  uint32_t index_ = UINT32_MAX;                  // in connect()'s list
+  std::vector<std::unique_ptr<ReturnRing>> to_;  // by home pool index; null: none
+  std::vector<ReturnRing*> from_;                // rings into this pool
 };
 
 inline void PacketHandle::reset() {

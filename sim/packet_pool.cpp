@@ -2,6 +2,50 @@
 
 namespace rdmasim {
 
+void PacketPool::connect(const std::vector<PacketPool*>& pools) {
+  for (uint32_t i = 0; i < pools.size(); ++i) {
+    pools[i]->index_ = i;
+    pools[i]->to_.resize(pools.size());
+  }
+  for (PacketPool* from : pools) {
+    for (PacketPool* home : pools) {
+      if (from == home) continue;
+      from->to_[home->index_] = std::make_unique<ReturnRing>();
+      home->from_.push_back(from->to_[home->index_].get());
+    }
+  }
+}
+
+bool PacketPool::send_home(Packet* p) {
+  // Not connected, or a home without a ring (the observers' pool): keep it.
+  const uint32_t home = p->home->index_;
+  if (home >= to_.size()) return false;
+  ReturnRing* r = to_[home].get();
+  if (r == nullptr) return false;
+  const uint64_t t = r->tail.load(std::memory_order_relaxed);
+  if (t - r->seen_head == ReturnRing::kCapacity) {
+    r->seen_head = r->head.load(std::memory_order_acquire);
+    if (t - r->seen_head == ReturnRing::kCapacity) return false;  // full: keep it
+  }
+  r->ring[t & (ReturnRing::kCapacity - 1)] = p;
+  r->tail.store(t + 1, std::memory_order_release);
+  return true;
+}
+
+void PacketPool::refill() {
+  for (ReturnRing* r : from_) {
+    uint64_t h = r->head.load(std::memory_order_relaxed);
+    const uint64_t t = r->tail.load(std::memory_order_acquire);
+    for (; h != t; ++h) {
+      Packet* p = r->ring[h & (ReturnRing::kCapacity - 1)];
+      p->next_free = free_;
+      free_ = p;
+    }
+    r->head.store(h, std::memory_order_release);
+  }
+  if (free_ == nullptr) grow();
+}
+
 void PacketPool::grow() {
   chunks_.push_back(std::make_unique<Packet[]>(kChunk));
   Packet* chunk = chunks_.back().get();

@@ -151,8 +151,9 @@ class Partition {
   // Waiting for other partitions: spin, then yield, then (more threads
   // than cores) sleep.
   void wait_a_little(int idle) const;
-  // One phase of a partitioned run (simulation.cpp).
+  // One phase of a partitioned run (simulation.cpp), and its passes.
   void run_phase(uint64_t generation, Time cap, uint64_t cap_class_tag);
+  void run_passes(uint64_t generation, Time cap, uint64_t cap_class_tag);
   Time clock() const { return Time::ps(shared_.clock.load(std::memory_order_acquire)); }
   // Release: a partition that reads a clock sees every store made before
   // it (a hold's release included).

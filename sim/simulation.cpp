@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cassert>
 #include <chrono>
+#include <exception>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -66,6 +68,7 @@ struct Simulation::Workers {
         v = q.load(std::memory_order_acquire);
       }
     }
+    if (sim.aborted_.load()) std::rethrow_exception(sim.error_);
   }
   template <class Sleep>
   static void backoff(int spin, Sleep sleep) {
@@ -122,6 +125,9 @@ void Simulation::set_partitions(uint32_t n) {
   if (partitions() != 1) throw std::logic_error("set_partitions() called twice");
   for (uint32_t i = 1; i < n; ++i) parts_.push_back(std::make_unique<Partition>(*this, i, &phase_));
   for (const auto& p : parts_) p->out_.resize(n);
+  std::vector<PacketPool*> pools;
+  for (const auto& p : parts_) pools.push_back(&p->pool_);
+  PacketPool::connect(pools);
   own_control_ = std::make_unique<Partition>(*this, n, &phase_);
   control_ = own_control_.get();
 }
@@ -261,6 +267,8 @@ Partition::Channel& Partition::channel_to(Partition& to, Time delay) {
 
 void Partition::send(Channel& c, const Transfer& x) {
   while (!c.push(x)) {
+    // Another partition failed and will not take frames in any more.
+    if (sim_.aborted_.load(std::memory_order_relaxed)) throw Simulation::Aborted{};
     drain_all();
     __builtin_ia32_pause();
   }
@@ -312,12 +320,35 @@ void Partition::wait_a_little(int idle) const {
 }
 
 void Partition::run_phase(uint64_t generation, Time cap_time, uint64_t cap_class_tag) {
+  try {
+    run_passes(generation, cap_time, cap_class_tag);
+  } catch (...) {
+    // An event threw: every partition leaves the phase, and the main
+    // thread rethrows the first exception once all are quiet.
+    sim_.fail(std::current_exception());
+  }
+  shared_.done.store(generation);
+  // Frames may still come from partitions that are not done: take them in
+  // until every sender is (they are due after the end).
+  int idle = 0;
+  for (;;) {
+    bool all = true;
+    for (const Channel* c : in_) all = all && c->from->shared_.done.load() == generation;
+    drain_all();
+    if (all || sim_.aborted_.load(std::memory_order_relaxed)) break;
+    wait_a_little(++idle);
+  }
+  shared_.quiet.store(generation);
+}
+
+void Partition::run_passes(uint64_t generation, Time cap_time, uint64_t cap_class_tag) {
   const Key cap{cap_time, cap_class_tag};
   const auto& parts = sim_.parts_;
   const bool holds = sim_.holds_ > 0 && !sim_.holds_spent_;
   int idle = 0;
   Time drained_for = Time::ps(-1);
   for (;;) {
+    if (sim_.aborted_.load(std::memory_order_relaxed)) return;
     Time safe = Time::infinite();
     for (const Channel* c : in_) safe = std::min(safe, plus(c->from->clock(), c->lookahead));
     // Frames pushed since the last drain were sent at or after the clocks
@@ -378,23 +409,23 @@ void Partition::run_phase(uint64_t generation, Time cap_time, uint64_t cap_class
     // before it.
     if (next >= end && (safe > end.time || end.time.is_infinite())) break;
     if (events_ == before && !interrupt_) {
-      wait_a_little(++idle);
+      // Now and then take frames in even though the bound has not moved: a
+      // sender blocked on a full channel cannot move its clock (a partition
+      // holding nothing waits on such a sender's clock; found in review).
+      if (++idle % 64 == 0) drain_all();
+      wait_a_little(idle);
     } else {
       idle = 0;
     }
   }
-  shared_.done.store(generation);
-  // Frames may still come from partitions that are not done: take them in
-  // until every sender is (they are due after the end).
-  idle = 0;
-  for (;;) {
-    bool all = true;
-    for (const Channel* c : in_) all = all && c->from->shared_.done.load() == generation;
-    drain_all();
-    if (all) break;
-    wait_a_little(++idle);
+}
+
+void Simulation::fail(std::exception_ptr e) {
+  {
+    const std::lock_guard<std::mutex> lock(error_mutex_);
+    if (!error_) error_ = std::move(e);
   }
-  shared_.quiet.store(generation);
+  aborted_.store(true);
 }
 
 RunEnd Simulation::run_partitioned(Time stop_at) {

@@ -34,9 +34,12 @@
 //     partition, combined.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -174,8 +177,15 @@ class Simulation {
   uint64_t seed_;
   Phase phase_ = Phase::kBuild;
   bool stop_requested_ = false;
-  int64_t holds_ = 0;            // Partition::hold() calls, all partitions
-  bool holds_spent_ = false;     // the last hold was released and the run stopped
+  int64_t holds_ = 0;         // Partition::hold() calls, all partitions
+  bool holds_spent_ = false;  // the last hold was released and the run stopped
+  // An event of a partitioned run threw: the first exception, rethrown by
+  // run() once every partition has left the phase. (The run cannot go on.)
+  struct Aborted {};  // thrown to leave an event when another partition failed
+  void fail(std::exception_ptr e);
+  std::atomic<bool> aborted_{false};
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
   bool oversubscribed_ = false;  // more partitions than cores
   Time lookahead_ = Time::infinite();
   uint64_t phases_ = 0;

@@ -30,16 +30,36 @@ std::vector<uint32_t> partition_nodes(const Topology& topo, uint32_t parts,
     block[h] = static_cast<uint32_t>(std::min<uint64_t>(b, parts - 1));
     before += w;
   }
-  // Hosts of one small group (a server's GPUs, a rack) stay together: the
-  // links inside it are short, and a cut one would shorten the lookahead.
+  // Hosts of a group (a server's GPUs) whose inside links are shorter than
+  // its links out stay together, if the group is no larger than a block: a
+  // cut one would shorten the lookahead to its delay (an NVLink's 100 ns).
   std::map<std::string, size_t> group_size;
+  std::map<std::string, Time> inside, outside;  // shortest link of each kind
+  const auto shortest = [](std::map<std::string, Time>& m, const std::string& g, Time d) {
+    const auto [it, added] = m.emplace(g, d);
+    if (!added) it->second = std::min(it->second, d);
+  };
   for (size_t h = 0; h < hosts; ++h) ++group_size[topo.node(topo.hosts()[h]).group];
-  const size_t share = std::max<size_t>(1, hosts / parts);
+  for (const TopoLink& l : topo.links()) {
+    const std::string& a = topo.node(l.a).group;
+    const std::string& b = topo.node(l.b).group;
+    if (a == b) {
+      if (!a.empty()) shortest(inside, a, l.delay);
+      continue;
+    }
+    if (!a.empty()) shortest(outside, a, l.delay);
+    if (!b.empty()) shortest(outside, b, l.delay);
+  }
+  const auto keep_whole = [&](const std::string& g) {
+    if (g.empty() || group_size[g] > std::max<size_t>(1, hosts / parts)) return false;
+    const auto in = inside.find(g);
+    if (in == inside.end()) return false;
+    const auto out = outside.find(g);
+    return out == outside.end() || in->second < out->second;
+  };
   for (size_t h = 1; h < hosts; ++h) {
     const std::string& g = topo.node(topo.hosts()[h]).group;
-    if (!g.empty() && g == topo.node(topo.hosts()[h - 1]).group && group_size[g] <= share) {
-      block[h] = block[h - 1];
-    }
+    if (g == topo.node(topo.hosts()[h - 1]).group && keep_whole(g)) block[h] = block[h - 1];
   }
   for (uint32_t id = 0; id < n; ++id) {
     const TopoNode& node = topo.node(id);

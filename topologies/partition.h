@@ -8,11 +8,12 @@
 //     caller gives it (e.g. from the bytes the traffic sends to and from
 //     it, so the receiver of an incast weighs as much as many senders), or
 //     all hosts weigh the same. A host goes to the block its weight's
-//     midpoint falls in. Hosts of one group (TopoNode::group: a server's
-//     GPUs, a rack, a pod) no larger than a partition's share of hosts stay
-//     together, in the first one's partition: cutting a server's NVLinks
-//     would make the lookahead their 100 ns. (So a partition can end up
-//     with no host, or with nothing at all.)
+//     midpoint falls in. Hosts of one group (TopoNode::group) stay
+//     together, in the first one's partition, if the links inside the group
+//     are shorter than its links out and it is no larger than a partition's
+//     share of hosts: cutting a server's NVLinks would make the lookahead
+//     their 100 ns, while a fat-tree's pods (links all alike) may be split
+//     for balance. (A partition can end up with no host, or nothing at all.)
 //  2. Switches then join, layer by layer outwards from the hosts, the
 //     partition most of their already placed neighbours (counted per link)
 //     are in; ties go to the partition with the fewest switches so far, then
