@@ -193,9 +193,10 @@ class PacketPool {
   Packet* free_ = nullptr;
   uint64_t next_id_ = 0;
   int64_t live_ = 0;
-  uint32_t index_ = UINT32_MAX;                  // in connect()'s list
-  std::vector<std::unique_ptr<ReturnRing>> to_;  // by home pool index; null: none
-  std::vector<ReturnRing*> from_;                // rings into this pool
+  // The ring to each other pool, found by the pool's address: a release
+  // reads nothing of the home pool, whose lines its own thread keeps busy.
+  std::vector<std::pair<const PacketPool*, std::unique_ptr<ReturnRing>>> to_;
+  std::vector<ReturnRing*> from_;  // rings into this pool
 };
 
 inline void PacketHandle::reset() {

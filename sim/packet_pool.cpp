@@ -3,24 +3,21 @@
 namespace rdmasim {
 
 void PacketPool::connect(const std::vector<PacketPool*>& pools) {
-  for (uint32_t i = 0; i < pools.size(); ++i) {
-    pools[i]->index_ = i;
-    pools[i]->to_.resize(pools.size());
-  }
   for (PacketPool* from : pools) {
     for (PacketPool* home : pools) {
       if (from == home) continue;
-      from->to_[home->index_] = std::make_unique<ReturnRing>();
-      home->from_.push_back(from->to_[home->index_].get());
+      from->to_.emplace_back(home, std::make_unique<ReturnRing>());
+      home->from_.push_back(from->to_.back().second.get());
     }
   }
 }
 
 bool PacketPool::send_home(Packet* p) {
+  ReturnRing* r = nullptr;
+  for (const auto& [home, ring] : to_) {
+    if (home == p->home) r = ring.get();
+  }
   // Not connected, or a home without a ring (the observers' pool): keep it.
-  const uint32_t home = p->home->index_;
-  if (home >= to_.size()) return false;
-  ReturnRing* r = to_[home].get();
   if (r == nullptr) return false;
   const uint64_t t = r->tail.load(std::memory_order_relaxed);
   if (t - r->seen_head == ReturnRing::kCapacity) {

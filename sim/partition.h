@@ -126,6 +126,10 @@ class Partition {
     alignas(64) std::atomic<uint64_t> tail{0};  // written by the sender
     uint64_t seen_head = 0;                     // the sender's last look at head
     alignas(64) std::atomic<uint64_t> head{0};  // written by the receiver
+    // Set by a sender that found the ring full, until it could push: its
+    // receiver then takes frames in even if its bound has not moved (a line
+    // of its own, written rarely, so that watching it costs nothing).
+    alignas(64) std::atomic<bool> blocked{false};
   };
 
   // Dispatches the next event; call queue_.ready() first.

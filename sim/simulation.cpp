@@ -266,12 +266,16 @@ Partition::Channel& Partition::channel_to(Partition& to, Time delay) {
 }
 
 void Partition::send(Channel& c, const Transfer& x) {
+  if (c.push(x)) [[likely]]
+    return;
+  c.blocked.store(true, std::memory_order_release);
   while (!c.push(x)) {
     // Another partition failed and will not take frames in any more.
     if (sim_.aborted_.load(std::memory_order_relaxed)) throw Simulation::Aborted{};
-    drain_all();
+    drain_all();  // its receiver may be blocked on a channel to this one
     __builtin_ia32_pause();
   }
+  c.blocked.store(false, std::memory_order_relaxed);
 }
 
 namespace {
@@ -409,11 +413,13 @@ void Partition::run_passes(uint64_t generation, Time cap_time, uint64_t cap_clas
     // before it.
     if (next >= end && (safe > end.time || end.time.is_infinite())) break;
     if (events_ == before && !interrupt_) {
-      // Now and then take frames in even though the bound has not moved: a
-      // sender blocked on a full channel cannot move its clock (a partition
-      // holding nothing waits on such a sender's clock; found in review).
-      if (++idle % 64 == 0) drain_all();
-      wait_a_little(idle);
+      // A sender blocked on a full channel cannot move its clock, and a
+      // partition holding nothing may be waiting for that clock: take its
+      // frames in even though the bound has not moved (found in review).
+      for (Channel* c : in_) {
+        if (c->blocked.load(std::memory_order_acquire)) c->drain();
+      }
+      wait_a_little(++idle);
     } else {
       idle = 0;
     }
