@@ -28,7 +28,9 @@ function(rdmasim_tests target)
     RDMASIM_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     RDMASIM_BINARY_DIR="${PROJECT_BINARY_DIR}")
   set(props WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
-  catch_discover_tests(${target} TEST_SPEC "[quick]" ${props} PROPERTIES LABELS quick)
-  catch_discover_tests(${target} TEST_SPEC "~[quick]~[extensive]" ${props})
+  # Timeouts: a hang (a deadlock between partitions, say) fails in minutes,
+  # not at CI's limit.
+  catch_discover_tests(${target} TEST_SPEC "[quick]" ${props} PROPERTIES LABELS quick TIMEOUT 300)
+  catch_discover_tests(${target} TEST_SPEC "~[quick]~[extensive]" ${props} PROPERTIES TIMEOUT 900)
   catch_discover_tests(${target} TEST_SPEC "[extensive]" ${props} PROPERTIES LABELS extensive)
 endfunction()
