@@ -134,9 +134,10 @@ class PacketHandle {
 // Partitioned runs (sim/partition.h) have a pool per partition, each used by
 // one thread. A packet that crosses into another partition is handed to that
 // partition's pool (Packet::pool), which releases it; one made elsewhere
-// goes back to the pool that made it (Packet::home) through a return ring,
-// which that pool empties before it grows. So a partition that makes more
-// packets than it receives (a sender) does not grow without bound.
+// goes back to the pool that made it (Packet::home) in chains of 32 through
+// a return ring, which that pool empties before it grows. So a partition
+// that makes more packets than it receives (a sender) holds what is in
+// flight, plus up to 31 packets per other partition still being chained.
 class PacketPool {
  public:
   PacketPool() = default;
@@ -164,8 +165,9 @@ class PacketPool {
     p->next_free = free_;
     free_ = p;
   }
-  // Live packets made by this pool minus those it released for others
-  // (per pool, it can be negative; the sum over pools is the packets alive).
+  // Packets this pool made minus those it released, whoever made them (in a
+  // partitioned run one pool's figure can be negative; the sum over the
+  // pools is the packets alive).
   int64_t live() const { return live_; }
   int64_t capacity() const { return static_cast<int64_t>(chunks_.size()) * kChunk; }
   uint64_t created() const { return next_id_; }
@@ -178,10 +180,13 @@ class PacketPool {
   static constexpr int kChunk = 4096;
   // A single-producer, single-consumer ring of packets going home.
   struct ReturnRing {
-    static constexpr uint64_t kCapacity = uint64_t{1} << 14;
+    static constexpr uint64_t kCapacity = uint64_t{1} << 12;  // chains
+    static constexpr uint32_t kChain = 32;                    // packets per chain
     std::unique_ptr<Packet* []> ring { new Packet*[kCapacity] };
     alignas(64) std::atomic<uint64_t> tail{0};  // written by the releasing pool
     uint64_t seen_head = 0;
+    Packet* chain = nullptr;  // the releasing pool's chain not yet pushed
+    uint32_t chained = 0;
     alignas(64) std::atomic<uint64_t> head{0};  // written by the home pool
   };
   // Takes back the packets other pools returned; grows if there are none.

@@ -15,17 +15,28 @@ void PacketPool::connect(const std::vector<PacketPool*>& pools) {
 bool PacketPool::send_home(Packet* p) {
   ReturnRing* r = nullptr;
   for (const auto& [home, ring] : to_) {
-    if (home == p->home) r = ring.get();
+    if (home == p->home) {
+      r = ring.get();
+      break;
+    }
   }
   // Not connected, or a home without a ring (the observers' pool): keep it.
   if (r == nullptr) return false;
+  // Packets go home in chains (through next_free) of kChain, one per ring
+  // slot; when the ring is full the chain grows and goes with the next
+  // push, so no packet is ever kept from its home.
+  p->next_free = r->chain;
+  r->chain = p;
+  if (++r->chained < ReturnRing::kChain) return true;
   const uint64_t t = r->tail.load(std::memory_order_relaxed);
   if (t - r->seen_head == ReturnRing::kCapacity) {
     r->seen_head = r->head.load(std::memory_order_acquire);
-    if (t - r->seen_head == ReturnRing::kCapacity) return false;  // full: keep it
+    if (t - r->seen_head == ReturnRing::kCapacity) return true;
   }
-  r->ring[t & (ReturnRing::kCapacity - 1)] = p;
+  r->ring[t & (ReturnRing::kCapacity - 1)] = r->chain;
   r->tail.store(t + 1, std::memory_order_release);
+  r->chain = nullptr;
+  r->chained = 0;
   return true;
 }
 
@@ -34,9 +45,12 @@ void PacketPool::refill() {
     uint64_t h = r->head.load(std::memory_order_relaxed);
     const uint64_t t = r->tail.load(std::memory_order_acquire);
     for (; h != t; ++h) {
-      Packet* p = r->ring[h & (ReturnRing::kCapacity - 1)];
-      p->next_free = free_;
-      free_ = p;
+      for (Packet* p = r->ring[h & (ReturnRing::kCapacity - 1)]; p != nullptr;) {
+        Packet* next = p->next_free;
+        p->next_free = free_;
+        free_ = p;
+        p = next;
+      }
     }
     r->head.store(h, std::memory_order_release);
   }

@@ -12,8 +12,9 @@
 //     receiver is in another partition appends to a Channel; the receiver
 //     hands the frames to the link before it runs anything they could
 //     precede.
-//  3. A packet is returned to the pool of the partition that holds it last:
-//     a packet that crosses into another partition is handed to its pool.
+//  3. A packet is released by the pool of the partition that holds it (a
+//     packet that crosses into another partition is handed to its pool),
+//     which sends it back to the pool that made it (sim/packet.h).
 //  4. Holds end the run: hold() (before the run) for each thing whose end
 //     ends it, release() from the event that ends it; run() returns
 //     (kStopped) right after the event that releases the last hold of the
@@ -99,7 +100,8 @@ class Partition {
   };
   // The frames one partition sends another: a single-producer,
   // single-consumer ring. The sender appends while it runs; the receiver
-  // takes frames in whenever its safe bound moves (run_phase).
+  // takes frames in whenever its safe bound moves, when `blocked` is set,
+  // and while it waits for room itself (run_phase, send).
   struct Channel {
     static constexpr uint64_t kCapacity = uint64_t{1} << 15;
     Channel() : ring(new Transfer[kCapacity]) {}

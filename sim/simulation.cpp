@@ -186,6 +186,9 @@ void Simulation::set_progress_hook(std::function<void(const Simulation&)> hook, 
 }
 
 RunEnd Simulation::run(Time stop_at) {
+  // A partitioned run that failed cannot go on: its partitions left a
+  // phase half done.
+  if (aborted_.load()) std::rethrow_exception(error_);
   if (phase_ == Phase::kBuild) setup();
   if (phase_ == Phase::kFinished) throw std::logic_error("run() after finish()");
   phase_ = Phase::kRunning;
@@ -335,12 +338,16 @@ void Partition::run_phase(uint64_t generation, Time cap_time, uint64_t cap_class
   // Frames may still come from partitions that are not done: take them in
   // until every sender is (they are due after the end).
   int idle = 0;
-  for (;;) {
-    bool all = true;
-    for (const Channel* c : in_) all = all && c->from->shared_.done.load() == generation;
-    drain_all();
-    if (all || sim_.aborted_.load(std::memory_order_relaxed)) break;
-    wait_a_little(++idle);
+  try {
+    for (;;) {
+      bool all = true;
+      for (const Channel* c : in_) all = all && c->from->shared_.done.load() == generation;
+      drain_all();
+      if (all || sim_.aborted_.load(std::memory_order_relaxed)) break;
+      wait_a_little(++idle);
+    }
+  } catch (...) {
+    sim_.fail(std::current_exception());
   }
   shared_.quiet.store(generation);
 }

@@ -9,7 +9,7 @@ build="${RDMASIM_BUILD_DIR:-$root/build}"
 jobs="$(nproc 2>/dev/null || echo 2)"
 # The engine's tests (event queue, partitions, links) once more with
 # assertions on: the Release build compiles them out.
-asserts="${build}-asserts"
+asserts="${build%/}-asserts"
 cmake -S "$root" -B "$asserts" -DCMAKE_BUILD_TYPE=Debug -DRDMASIM_WERROR=ON >/dev/null
 cmake --build "$asserts" -j "$jobs" --target rdmasim_engine_tests
 "$asserts/sim/rdmasim_engine_tests"

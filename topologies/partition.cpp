@@ -51,7 +51,7 @@ std::vector<uint32_t> partition_nodes(const Topology& topo, uint32_t parts,
     if (!b.empty()) shortest(outside, b, l.delay);
   }
   const auto keep_whole = [&](const std::string& g) {
-    if (g.empty() || group_size[g] > std::max<size_t>(1, hosts / parts)) return false;
+    if (g.empty() || group_size[g] > (hosts + parts - 1) / parts) return false;
     const auto in = inside.find(g);
     if (in == inside.end()) return false;
     const auto out = outside.find(g);

@@ -11,7 +11,7 @@
 //     midpoint falls in. Hosts of one group (TopoNode::group) stay
 //     together, in the first one's partition, if the links inside the group
 //     are shorter than its links out and it is no larger than a partition's
-//     share of hosts: cutting a server's NVLinks would make the lookahead
+//     share of hosts (rounded up): cutting a server's NVLinks would make the lookahead
 //     their 100 ns, while a fat-tree's pods (links all alike) may be split
 //     for balance. (A partition can end up with no host, or nothing at all.)
 //  2. Switches then join, layer by layer outwards from the hosts, the
