@@ -320,23 +320,23 @@ TEST_CASE("after the last hold stops a run, run() again goes on as a sequential 
 
 namespace {
 
-// Sends 64-byte frames on all its ports at line rate until `until`, holding
-// the run open until then.
-class Blaster : public Node {
+// Sends 64-byte frames at line rate for `on` out of every `period`, for
+// `cycles` periods, holding the run open until then.
+class Burster : public Node {
  public:
-  Blaster(Simulation& sim, std::string name, Time until)
+  Burster(Simulation& sim, std::string name, Time on, Time period, int cycles)
       : Node(sim, std::move(name)),
-        until_(until),
-        kick_(this, EventClass::kTraffic, id()),
-        done_(this, EventClass::kTraffic, id()) {}
+        on_(on),
+        period_(period),
+        cycles_(cycles),
+        kick_(this, EventClass::kTraffic, id()) {}
   void setup() override {
     ctx().hold();
     ctx().schedule(kick_, Time::zero());
-    ctx().schedule(done_, until_);
   }
   void receive(uint32_t, PacketHandle) override {}
   PacketHandle next_packet(uint32_t) override {
-    if (ctx().now() >= until_) return {};
+    if (ctx().now() >= burst_end_) return {};
     PacketHandle p = ctx().make_packet();
     p->wire_bytes = 64;
     return p;
@@ -344,12 +344,20 @@ class Blaster : public Node {
 
  private:
   void on_kick() {
+    if (cycle_ == cycles_) {
+      ctx().release();
+      return;
+    }
+    burst_end_ = ctx().now() + on_;
+    ++cycle_;
     for (uint32_t i = 0; i < num_ports(); ++i) port(i).wake();
+    ctx().schedule_in(kick_, period_);
   }
-  void on_done() { ctx().release(); }
-  Time until_;
-  MemberEvent<Blaster, &Blaster::on_kick> kick_;
-  MemberEvent<Blaster, &Blaster::on_done> done_;
+  Time on_, period_;
+  int cycles_;
+  int cycle_ = 0;
+  Time burst_end_;
+  MemberEvent<Burster, &Burster::on_kick> kick_;
 };
 
 // Counts what arrives; fires a timer at `timer` if given.
@@ -381,7 +389,7 @@ struct BlastOutcome {
 // timer at `timer`. parts: Q, P and R in 0, 1 and parts - 1.
 BlastOutcome blast(uint32_t parts, Time until, Time qp_delay, Time rp_delay, Time timer) {
   Simulation sim(1);
-  auto& q = sim.add<Blaster>("q", until);
+  auto& q = sim.add<Burster>("q", until, until, 1);
   auto& p = sim.add<Sink>("p", timer);
   auto& r = sim.add<Sink>("r", Time::infinite());
   Cable qp = connect(sim, q, p, BitRate::gbps(100), qp_delay);
@@ -455,7 +463,7 @@ TEST_CASE("an exception in a partition's event ends the run with it, on any thre
   for (const uint32_t where : {0u, 1u}) {
     INFO("thrower in partition " << where);
     Simulation sim(1);
-    auto& q = sim.add<Blaster>("q", Time::ms(1));
+    auto& q = sim.add<Burster>("q", Time::ms(1), Time::ms(1), 1);
     auto& t = sim.add<Thrower>("t");
     Cable c = connect(sim, q, t, BitRate::gbps(100), Time::us(1));
     sim.set_partitions(2);
@@ -472,46 +480,6 @@ TEST_CASE("an exception in a partition's event ends the run with it, on any thre
 }
 
 namespace {
-// Sends 64-byte frames at line rate for `on` out of every `period`, for
-// `cycles` periods, holding the run open until then.
-class Burster : public Node {
- public:
-  Burster(Simulation& sim, std::string name, Time on, Time period, int cycles)
-      : Node(sim, std::move(name)),
-        on_(on),
-        period_(period),
-        cycles_(cycles),
-        kick_(this, EventClass::kTraffic, id()) {}
-  void setup() override {
-    ctx().hold();
-    ctx().schedule(kick_, Time::zero());
-  }
-  void receive(uint32_t, PacketHandle) override {}
-  PacketHandle next_packet(uint32_t) override {
-    if (ctx().now() >= burst_end_) return {};
-    PacketHandle p = ctx().make_packet();
-    p->wire_bytes = 64;
-    return p;
-  }
-
- private:
-  void on_kick() {
-    if (cycle_ == cycles_) {
-      ctx().release();
-      return;
-    }
-    burst_end_ = ctx().now() + on_;
-    ++cycle_;
-    for (uint32_t i = 0; i < num_ports(); ++i) port(i).wake();
-    ctx().schedule_in(kick_, period_);
-  }
-  Time on_, period_;
-  int cycles_;
-  int cycle_ = 0;
-  Time burst_end_;
-  MemberEvent<Burster, &Burster::on_kick> kick_;
-};
-
 // Packets the pools have room for after `cycles` bursts over a 300 us cable.
 int64_t burst_capacity(uint32_t parts, int cycles) {
   Simulation sim(1);
