@@ -22,20 +22,22 @@ bool PacketPool::send_home(Packet* p) {
   }
   // Not connected, or a home without a ring (the observers' pool): keep it.
   if (r == nullptr) return false;
-  // Packets go home in chains (through next_free) of kChain, one per ring
-  // slot; when the ring is full the chain grows and goes with the next
-  // push, so no packet is ever kept from its home.
-  p->next_free = r->chain;
-  r->chain = p;
+  // Packets go home in chains (through next_free) of at least kChain, one
+  // chain per slot; the home splices a chain into its free list at once,
+  // without walking it. A full ring makes the chain longer: no packet is
+  // kept from its home.
+  p->next_free = r->first;
+  r->first = p;
+  if (r->last == nullptr) r->last = p;
   if (++r->chained < ReturnRing::kChain) return true;
   const uint64_t t = r->tail.load(std::memory_order_relaxed);
   if (t - r->seen_head == ReturnRing::kCapacity) {
     r->seen_head = r->head.load(std::memory_order_acquire);
     if (t - r->seen_head == ReturnRing::kCapacity) return true;
   }
-  r->ring[t & (ReturnRing::kCapacity - 1)] = r->chain;
+  r->ring[t & (ReturnRing::kCapacity - 1)] = ReturnRing::Chain{r->first, r->last};
   r->tail.store(t + 1, std::memory_order_release);
-  r->chain = nullptr;
+  r->first = r->last = nullptr;
   r->chained = 0;
   return true;
 }
@@ -45,12 +47,9 @@ void PacketPool::refill() {
     uint64_t h = r->head.load(std::memory_order_relaxed);
     const uint64_t t = r->tail.load(std::memory_order_acquire);
     for (; h != t; ++h) {
-      for (Packet* p = r->ring[h & (ReturnRing::kCapacity - 1)]; p != nullptr;) {
-        Packet* next = p->next_free;
-        p->next_free = free_;
-        free_ = p;
-        p = next;
-      }
+      const ReturnRing::Chain c = r->ring[h & (ReturnRing::kCapacity - 1)];
+      c.last->next_free = free_;
+      free_ = c.first;
     }
     r->head.store(h, std::memory_order_release);
   }
