@@ -145,8 +145,6 @@ class Partition {
     fingerprint_ = mix64(fingerprint_ ^ static_cast<uint64_t>(t.in_ps())) ^ now_class_tag_;
     e->handler_(*e);
   }
-  // Dispatches every event before (bound, bound_class_tag) in queue order.
-  void run_until(Time bound, uint64_t bound_class_tag);
   // Takes in every frame sent to this partition so far.
   void drain_all();
   // The channel to partition `to` (created by the first link that needs it).
@@ -192,7 +190,7 @@ class Partition {
     std::atomic<uint64_t> quiet{0};
   } shared_;
   int64_t holds_ = 0;       // taken in total (setup)
-  bool interrupt_ = false;  // run_until returns after the current event
+  bool interrupt_ = false;  // a pass of run_passes ends after the current event
 };
 
 }  // namespace rdmasim

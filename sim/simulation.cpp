@@ -233,15 +233,6 @@ void Partition::release() {
   }
 }
 
-void Partition::run_until(Time bound, uint64_t bound_class_tag) {
-  interrupt_ = false;
-  while (!interrupt_ && queue_.ready()) {
-    const Time t = queue_.top_time();
-    if (t > bound || (t == bound && queue_.top_class_tag() >= bound_class_tag)) return;
-    dispatch_one();
-  }
-}
-
 void Partition::Channel::drain() {
   uint64_t h = head.load(std::memory_order_relaxed);
   const uint64_t t = tail.load(std::memory_order_acquire);
@@ -392,15 +383,14 @@ void Partition::run_passes(uint64_t generation, Time cap_time, uint64_t cap_clas
         for (const auto& q : parts) {
           if (q->holds_ == 0) continue;
           last = std::max(
-              last, Key{Time::ps(q->shared_.last_time.load()), q->shared_.last_class_tag.load()},
-              [](const Key& a, const Key& b) { return a < b; });
+              last, Key{Time::ps(q->shared_.last_time.load()), q->shared_.last_class_tag.load()});
         }
         end = std::min(end, last);
         limit = std::min(limit, last);
       }
     }
     const uint64_t before = events_;
-    // run_until, publishing the clock every few events: the other
+    // Run what is safe, publishing the clock every few events: the other
     // partitions may go on as this one does, not only when its pass ends.
     interrupt_ = false;
     for (uint32_t n = 1; !interrupt_ && queue_.ready(); ++n) {
@@ -451,10 +441,8 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
     for (const auto& part : parts_) {
       if (part->shared_.open.load() > 0) return false;
       if (part->holds_ > 0) {
-        *last = std::max(
-            *last,
-            Key{Time::ps(part->shared_.last_time.load()), part->shared_.last_class_tag.load()},
-            [](const Key& a, const Key& b) { return a < b; });
+        *last = std::max(*last, Key{Time::ps(part->shared_.last_time.load()),
+                                    part->shared_.last_class_tag.load()});
       }
     }
     return true;
