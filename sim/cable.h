@@ -30,4 +30,12 @@ inline Cable connect(Simulation& sim, Node& a, Node& b, BitRate rate, Time delay
   return Cable{&ab, &ba, pa.index(), pb.index()};
 }
 
+// A partitioned simulation (simulation.h contract 5): each direction of the
+// cable runs in the partition of the node it delivers to, and is sent on
+// from the other's. The nodes themselves are assigned by the caller.
+inline void place(const Cable& c, Partition& a, Partition& b) {
+  c.a_to_b->place(a, b);
+  c.b_to_a->place(b, a);
+}
+
 }  // namespace rdmasim

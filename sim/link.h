@@ -11,13 +11,13 @@
 //  3. Serialization carries its rounding remainder (sim/units.h Serializer),
 //     so n back-to-back frames take the exact total time to within 1 ps.
 //  4. The delay must be positive: it is the lookahead that lets a topology be
-//     split across processes later.
+//     split across threads (contract 5), and later across processes.
 //  5. In a partitioned simulation (simulation.h contract 5) the link belongs
 //     to its receiver's partition, and transmit() runs in its sender's: a
 //     link between partitions puts each frame in a channel to the receiver,
 //     which hands it to the link before it runs anything the frame could
-//     precede. Its delay bounds
-//     the lookahead.
+//     precede. Its delay bounds the lookahead. place() sets both
+//     partitions; cable.h's place() does so for both directions.
 //  6. A link that is down still takes the sender's frames at line rate (the
 //     sender learns of the failure only through routing) but delivers none;
 //     going down loses the frames in flight. With a bit error rate, a frame
@@ -27,7 +27,6 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "sim/delay_line.h"
 #include "sim/event.h"
@@ -67,8 +66,12 @@ class Link : public Component {
 
   Time transmit(PacketHandle p);
 
-  // The partition of the node that sends on it (by default its own).
-  void set_sender(Partition& p) { sender_ = &p; }
+  // The partitions of the node that sends on it and of the one it delivers
+  // to; before setup(). (Both default to partition 0.)
+  void place(Partition& sender, Partition& receiver) {
+    sender_ = &sender;
+    assign(receiver);
+  }
   void setup() override;
   // A frame sent from another partition (contract 5), due at `due`.
   void hand_over(Time due, Packet* p);

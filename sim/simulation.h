@@ -116,9 +116,8 @@ class Simulation {
   void set_partitions(uint32_t n);
   uint32_t partitions() const { return static_cast<uint32_t>(parts_.size()); }
   Partition& partition(uint32_t i) { return *parts_[i]; }
-  // The observers' partition: partition 0 when there is one, else its own,
-  // run between phases.
-  Partition& control() { return *control_; }
+  // Makes c an observer: it runs in the observers' partition (partition 0
+  // when there is one, else its own, run between phases).
   void set_observer(Component& c) { c.assign(*control_); }
   // The shortest delay of a link between partitions (infinite if none);
   // known after setup().

@@ -97,7 +97,6 @@ class FlowGenerator : public Component, public CompletionHandler {
   std::vector<uint32_t> order_;       // flow ids by (start, id)
   size_t next_ = 0;                   // next position in order_
   std::vector<FlowRecord> records_;
-
   MemberEvent<FlowGenerator, &FlowGenerator::on_start> start_;
 };
 

@@ -116,10 +116,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     for (uint32_t id = 0; id < nodes.size(); ++id) nodes[id]->assign(sim.partition(part[id]));
     for (size_t i = 0; i < cables.size(); ++i) {
       const TopoLink& l = topo.links()[i];
-      cables[i].a_to_b->assign(sim.partition(part[l.b]));
-      cables[i].a_to_b->set_sender(sim.partition(part[l.a]));
-      cables[i].b_to_a->assign(sim.partition(part[l.a]));
-      cables[i].b_to_a->set_sender(sim.partition(part[l.b]));
+      place(cables[i], sim.partition(part[l.a]), sim.partition(part[l.b]));
     }
     sim.set_observer(traffic);
   }

@@ -166,11 +166,7 @@ Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, const Opt
     sim.set_partitions(parts);
     for (size_t i = 0; i < 6; ++i) relays[i]->assign(sim.partition(part[i]));
     for (int k = 0; k < 8; ++k) {
-      const uint32_t a = part[pairs[k].first], b = part[pairs[k].second];
-      cables[k].a_to_b->assign(sim.partition(b));
-      cables[k].a_to_b->set_sender(sim.partition(a));
-      cables[k].b_to_a->assign(sim.partition(a));
-      cables[k].b_to_a->set_sender(sim.partition(b));
+      place(cables[k], sim.partition(part[pairs[k].first]), sim.partition(part[pairs[k].second]));
     }
     sim.set_observer(counter);
   }
@@ -399,14 +395,8 @@ BlastOutcome blast(uint32_t parts, Time until, Time qp_delay, Time rp_delay, Tim
     q.assign(sim.partition(0));
     p.assign(sim.partition(1));
     r.assign(sim.partition(parts - 1));
-    const auto wire = [](Cable& c, Partition& a, Partition& b) {
-      c.a_to_b->assign(b);
-      c.a_to_b->set_sender(a);
-      c.b_to_a->assign(a);
-      c.b_to_a->set_sender(b);
-    };
-    wire(qp, sim.partition(0), sim.partition(1));
-    wire(rp, sim.partition(parts - 1), sim.partition(1));
+    place(qp, sim.partition(0), sim.partition(1));
+    place(rp, sim.partition(parts - 1), sim.partition(1));
   }
   REQUIRE(sim.run() == RunEnd::kStopped);
   BlastOutcome o{sim.events_dispatched(), p.got, sim.now(), 0};
@@ -469,10 +459,7 @@ TEST_CASE("an exception in a partition's event ends the run with it, on any thre
     sim.set_partitions(2);
     q.assign(sim.partition(1 - where));
     t.assign(sim.partition(where));
-    c.a_to_b->assign(sim.partition(where));
-    c.a_to_b->set_sender(sim.partition(1 - where));
-    c.b_to_a->assign(sim.partition(1 - where));
-    c.b_to_a->set_sender(sim.partition(where));
+    place(c, sim.partition(1 - where), sim.partition(where));
     CHECK_THROWS_WITH(sim.run(), "boom in t");
     // It cannot go on: the partitions left a phase half done.
     CHECK_THROWS_WITH(sim.run(), "boom in t");
@@ -489,8 +476,7 @@ int64_t burst_capacity(uint32_t parts, int cycles) {
   if (parts > 1) {
     sim.set_partitions(parts);
     p.assign(sim.partition(1));
-    c.a_to_b->assign(sim.partition(1));
-    c.b_to_a->set_sender(sim.partition(1));
+    place(c, sim.partition(0), sim.partition(1));
   }
   REQUIRE(sim.run() == RunEnd::kStopped);
   int64_t capacity = 0;
