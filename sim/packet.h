@@ -12,14 +12,20 @@
 //     and the protocol fields are plain members.
 //  3. wire_bytes is computed once, from the header stack, when the packet is
 //     built (models/proto/wire_format.h); nothing else invents sizes.
-//  4. Packet ids are assigned by the pool in creation order, so they are
-//     deterministic for a given scenario and seed.
+//  4. A packet may carry an extension area (PacketExt) for algorithm data
+//     that has no header field (INT hop records, timestamps). It is made on
+//     first use and stays with the packet's slot, so a run that never asks for
+//     one pays a pointer copy per packet made, and one that does allocates
+//     once per slot, not per packet.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -48,6 +54,25 @@ enum PacketFlag : uint8_t {
   kFlagCorrupted = 1 << 4,   // hit by a bit error on its last link: the receiver discards it
 };
 
+// A packet's extension area: 64 bytes that congestion-control and telemetry
+// algorithms lay out as they need (contract 4). Whoever writes it defines
+// its layout; it is cleared when a packet first uses it.
+struct alignas(64) PacketExt {
+  std::array<std::byte, 64> bytes;
+  template <class T>
+  T& as() {
+    static_assert(sizeof(T) <= sizeof(bytes) && alignof(T) <= 64 &&
+                  std::is_trivially_copyable_v<T>);
+    return *reinterpret_cast<T*>(bytes.data());
+  }
+  template <class T>
+  const T& as() const {
+    static_assert(sizeof(T) <= sizeof(bytes) && alignof(T) <= 64 &&
+                  std::is_trivially_copyable_v<T>);
+    return *reinterpret_cast<const T*>(bytes.data());
+  }
+};
+
 struct alignas(64) Packet {
   // ---- cache line 0: read on every hop ----
   uint32_t wire_bytes;     // bytes the link serializes (incl. preamble+SFD and IFG for Ethernet)
@@ -67,27 +92,30 @@ struct alignas(64) Packet {
   uint16_t ingress_port;     // set by a switch on arrival: the port it came in by
   uint16_t egress_port;      // set by a switch when it routes the packet
   uint8_t ingress_priority;  // the priority a switch charged its ingress queue with
-  uint8_t reserved0;
-  uint32_t accounted;  // bytes a switch MMU charged for it (released on departure)
-  Time rx_end;         // cut-through: when the last bit reaches the current node
+  uint8_t ext_used;          // nonzero: `ext` holds this packet's extension data
+  uint32_t accounted;        // bytes a switch MMU charged for it (released on departure)
+  Time rx_end;               // cut-through: when the last bit reaches the current node
   uint32_t src_qpn;
   uint32_t dst_qpn;  // BTH DestQP (some switches hash it)
   // ---- cache line 1: transport fields, read at the ends ----
+  Time created;  // when the packet was built
   union {
-    uint64_t id;        // unique per simulation, in creation order (while in use)
+    PacketPool* pool;   // the pool it goes back to: its holder's (see PacketPool)
     Packet* next_free;  // the pool's free list (while free)
   };
-  Time created;      // when the packet was built
-  PacketPool* pool;  // the pool it goes back to: its holder's (see PacketPool)
   PacketPool* home;  // the pool that made it
+  PacketExt* ext;    // extension area, once this slot has used one (contract 4)
   union {
     struct {                     // RoCE/IB transport
       uint32_t psn;              // BTH PSN (24 bits)
       uint32_t msn;              // AETH MSN (24 bits)
       uint64_t message_id;       // which message (WQE) this packet belongs to
       uint32_t retransmissions;  // how many times this PSN was sent before
-      uint32_t read_length;      // RETH DMA length on a READ request
-      uint64_t aux;              // transport-specific (e.g. SACK bitmap)
+      union {
+        uint32_t read_length;  // RETH DMA length on a READ request
+        uint32_t imm_data;     // ImmDt of a WRITE/SEND with immediate (its last packet)
+      };
+      uint64_t aux;  // transport-specific (e.g. SACK bitmap)
     };
     struct {                      // PFC frame
       uint16_t pfc_class_enable;  // bit p set = pause time p is valid
@@ -96,7 +124,8 @@ struct alignas(64) Packet {
   };
 };
 
-static_assert(offsetof(Packet, id) == 64, "the fields read on every hop fill the first cache line");
+static_assert(offsetof(Packet, created) == 64,
+              "the fields read on every hop fill the first cache line");
 static_assert(sizeof(Packet) == 128, "a packet is two cache lines");
 
 // Move-only owner of a pooled packet.
@@ -145,7 +174,8 @@ class PacketPool {
   PacketPool(const PacketPool&) = delete;
   PacketPool& operator=(const PacketPool&) = delete;
 
-  // A zeroed packet with a fresh id and creation time.
+  // A zeroed packet (its slot's extension area kept, unused) with its
+  // creation time.
   PacketHandle make(Time now) {
     if (free_ == nullptr) refill();
     Packet* p = free_;
@@ -153,13 +183,27 @@ class PacketPool {
     // Returned packets come back cold, from another core's cache: fetch the
     // next one while this one is built.
     __builtin_prefetch(free_);
+    PacketExt* ext = p->ext;
     *p = Packet{};
     p->pool = this;
     p->home = this;
-    p->id = next_id_++;
+    p->ext = ext;
     p->created = now;
+    ++next_id_;
     ++live_;
     return PacketHandle(p);
+  }
+  // The extension area of `p`, cleared if this packet has not used it yet;
+  // a slot without one gets one from this pool (the caller's: the thread
+  // that holds the packet).
+  PacketExt& ext(Packet& p) {
+    if (p.ext == nullptr) [[unlikely]]
+      p.ext = new_ext();
+    if (p.ext_used == 0) {
+      std::memset(p.ext->bytes.data(), 0, sizeof p.ext->bytes);
+      p.ext_used = 1;
+    }
+    return *p.ext;
   }
   void release(Packet* p) {
     --live_;
@@ -175,6 +219,7 @@ class PacketPool {
   int64_t live() const { return live_; }
   int64_t capacity() const { return static_cast<int64_t>(chunks_.size()) * kChunk; }
   uint64_t created() const { return next_id_; }
+  int64_t ext_capacity() const { return static_cast<int64_t>(ext_chunks_.size()) * kChunk; }
 
   // Partitioned runs: pools[i] is partition i's; every pool gets a return
   // ring to every other.
@@ -202,10 +247,15 @@ class PacketPool {
   void refill();
   void grow();
   bool send_home(Packet* p);
+  PacketExt* new_ext();
 
   std::vector<std::unique_ptr<Packet[]>> chunks_;
   Packet* free_ = nullptr;
-  uint64_t next_id_ = 0;
+  uint64_t next_id_ = 0;  // packets made
+  // Extension areas: handed out from chunks and never returned (they stay
+  // with the packet slot that took them).
+  std::vector<std::unique_ptr<PacketExt[]>> ext_chunks_;
+  int ext_next_ = kChunk;
   int64_t live_ = 0;
   // The ring to each other pool, found by the pool's address: a release
   // reads nothing of the home pool, whose lines its own thread keeps busy.

@@ -56,6 +56,14 @@ void PacketPool::refill() {
   if (free_ == nullptr) grow();
 }
 
+PacketExt* PacketPool::new_ext() {
+  if (ext_next_ == kChunk) {
+    ext_chunks_.push_back(std::make_unique<PacketExt[]>(kChunk));
+    ext_next_ = 0;
+  }
+  return &ext_chunks_.back()[ext_next_++];
+}
+
 void PacketPool::grow() {
   chunks_.push_back(std::make_unique<Packet[]>(kChunk));
   Packet* chunk = chunks_.back().get();

@@ -76,6 +76,9 @@ class Partition {
     }
   }
   PacketHandle make_packet() { return pool_.make(now_); }
+  // The extension area of a packet this partition holds (sim/packet.h
+  // contract 4).
+  PacketExt& packet_ext(Packet& p) { return pool_.ext(p); }
   const PacketPool& packet_pool() const { return pool_; }
 
   // Contract 4 (e.g. one hold per flow: the run ends when the last flow

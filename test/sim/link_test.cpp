@@ -26,6 +26,7 @@ class Source : public Node {
     p->wire_bytes = bytes_;
     p->kind = PacketKind::kData;
     p->payload_bytes = bytes_ / 2;
+    p->psn = sent_++;  // the packet's number, to check the order of arrival
     starts.push_back(sim().now());
     return p;
   }
@@ -34,6 +35,7 @@ class Source : public Node {
  private:
   int left_;
   uint32_t bytes_;
+  uint32_t sent_ = 0;
 };
 
 class Sink : public Node {
@@ -41,7 +43,7 @@ class Sink : public Node {
   Sink(Simulation& sim, std::string name) : Node(sim, std::move(name)) { add_port(); }
   void receive(uint32_t, PacketHandle p) override {
     arrivals.push_back(sim().now());
-    ids.push_back(p->id);
+    ids.push_back(p->psn);
     max_pending = std::max(max_pending, sim().pending_events());
   }
   PacketHandle next_packet(uint32_t) override { return {}; }
