@@ -1,5 +1,6 @@
 // Reads scenario key `faults` (docs/faults.md): links and nodes going down
-// and up, bit errors, PFC storms.
+// and up, bit errors, PFC storms. Keys, defaults and ranges:
+// scenario_params.cpp.
 #include "sim/scenario/loader_parts.h"
 
 namespace rdmasim {
@@ -31,11 +32,13 @@ std::vector<uint32_t> links_between(JsonReader& r, const Topology& t) {
 }
 
 void read_window(JsonReader& r, FaultSpec& f) {
-  f.at = r.time("at", Time::zero());
-  if (r.has("until")) {
-    f.until = r.time("until", std::nullopt, f.at + Time::ps(1));
-  } else {
-    r.raw("until");
+  f.at = r.time("at");
+  if (const std::optional<Time> until = r.optional_time("until")) {
+    if (*until <= f.at) {
+      r.fail("until", to_string(*until) + " is too small",
+             "a time of at least " + to_string(f.at + Time::ps(1)));
+    }
+    f.until = *until;
   }
 }
 
@@ -44,10 +47,7 @@ void read_window(JsonReader& r, FaultSpec& f) {
 void read_faults(std::vector<JsonReader> items, const Topology& t, std::vector<FaultSpec>& faults) {
   for (JsonReader& r : items) {
     FaultSpec f;
-    f.kind = r.choice<FaultKind>("kind", {{"link_down", FaultKind::kLinkDown},
-                                          {"node_down", FaultKind::kNodeDown},
-                                          {"bit_errors", FaultKind::kBitErrors},
-                                          {"pfc_storm", FaultKind::kPfcStorm}});
+    f.kind = r.kind_as<FaultKind>();
     switch (f.kind) {
       case FaultKind::kLinkDown:
         f.links = links_between(r, t);
@@ -61,7 +61,7 @@ void read_faults(std::vector<JsonReader> items, const Topology& t, std::vector<F
       }
       case FaultKind::kBitErrors:
         f.links = links_between(r, t);
-        f.ber = r.number("ber", std::nullopt, 0, 1e-2);
+        f.ber = r.number("ber");
         break;
       case FaultKind::kPfcStorm: {
         const uint32_t n = node_ref(r, "host", t);
@@ -69,7 +69,7 @@ void read_faults(std::vector<JsonReader> items, const Topology& t, std::vector<F
           r.fail("host", "\"" + t.node(n).name + "\" is a switch",
                  "a host (a NIC sends the storm)");
         f.hosts.push_back(t.node(n).host_index);
-        f.priority = static_cast<uint8_t>(r.integer("priority", 3, 0, 7));
+        f.priority = static_cast<uint8_t>(r.integer("priority"));
         read_window(r, f);
         break;
       }

@@ -1,10 +1,13 @@
 #include "sim/scenario/json_reader.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <bit>
+#include <stdexcept>
 
 namespace rdmasim {
 namespace {
+
+using nlohmann::json;
 
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> row(b.size() + 1);
@@ -21,7 +24,7 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-const char* type_name(const nlohmann::json& v) {
+const char* type_name(const json& v) {
   if (v.is_string()) return "a string";
   if (v.is_boolean()) return "a boolean";
   if (v.is_number()) return "a number";
@@ -30,9 +33,20 @@ const char* type_name(const nlohmann::json& v) {
   return "null";
 }
 
+[[noreturn]] void fail_at(const std::string& path, const std::string& problem,
+                          const std::string& expected) {
+  throw ScenarioError(path + ": " + problem + " (expected " + expected + ")");
+}
+
+// The resolved value of a key as text, for conditions: strings bare, the rest
+// as JSON ("2", "true").
+std::string condition_text(const json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
 }  // namespace
 
-std::string show(const nlohmann::json& v) {
+std::string show(const json& v) {
   std::string s = v.dump();
   if (s.size() > 60) s = s.substr(0, 57) + "...";
   return s;
@@ -52,208 +66,420 @@ std::optional<std::string> nearest_key(const std::string& key,
   return best;
 }
 
-JsonReader::JsonReader(const nlohmann::json* value, std::string path, nlohmann::json* resolved)
-    : value_(value), path_(std::move(path)), resolved_(resolved) {
+json to_json(const Param& p, const ParamValue& v) {
+  if (const ParamWord* w = p.word_for(v)) return w->word;
+  switch (p.kind) {
+    case ParamKind::kTime:
+      return to_string(std::get<Time>(v));
+    case ParamKind::kBytes: {
+      const Bytes b = std::get<Bytes>(v);
+      return b.count() % 1024 == 0 && b.count() != 0 ? json(to_string(b)) : json(b.count());
+    }
+    case ParamKind::kRate:
+      return to_string(std::get<BitRate>(v));
+    case ParamKind::kChoice:
+      return p.choice_name(std::get<int64_t>(v));
+    case ParamKind::kPriorities: {
+      json list = json::array();
+      for (int q = 0; q < 8; ++q) {
+        if ((std::get<int64_t>(v) >> q) & 1) list.push_back(q);
+      }
+      return list;
+    }
+    default:
+      break;
+  }
+  return std::visit(
+      [](const auto& x) -> json {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return nullptr;
+        } else if constexpr (std::is_same_v<T, Time>) {
+          return to_string(x);
+        } else if constexpr (std::is_same_v<T, Bytes>) {
+          return x.count();
+        } else if constexpr (std::is_same_v<T, BitRate>) {
+          return to_string(x);
+        } else {
+          return x;
+        }
+      },
+      v);
+}
+
+JsonReader::JsonReader(const json* value, std::string path, json* resolved, const ParamTable& table)
+    : value_(value), path_(std::move(path)), resolved_(resolved), table_(&table) {
   if (value_ != nullptr && value_->is_null()) value_ = nullptr;
   if (value_ != nullptr && !value_->is_object()) {
     throw ScenarioError((path_.empty() ? std::string("scenario") : path_) + ": " + show(*value_) +
                         " is " + type_name(*value_) + " (expected an object)");
   }
-  if (resolved_ != nullptr && !resolved_->is_object()) *resolved_ = nlohmann::json::object();
+  if (resolved_ != nullptr && !resolved_->is_object()) *resolved_ = json::object();
+  for (const Param& p : table.params()) entries_.push_back(Entry{&p, &table});
 }
 
 std::string JsonReader::path_of(const std::string& key) const {
   return path_.empty() ? key : path_ + "." + key;
 }
 
+const JsonReader::Entry* JsonReader::entry(const std::string& key) const {
+  for (const Entry& e : entries_) {
+    if (e.param->key == key) return &e;
+  }
+  return nullptr;
+}
+
+const Param& JsonReader::param(const std::string& key) const {
+  const Entry* e = entry(key);
+  if (e == nullptr) {
+    throw std::logic_error("scenario loader: " + path_of(key) + " is not declared in table \"" +
+                           table_->title() + "\"");
+  }
+  return *e->param;
+}
+
 void JsonReader::fail(const std::string& key, const std::string& problem,
                       const std::string& expected) const {
-  // A required key that is missing is most often misspelt: if a key nobody
-  // asked for is a near miss of it, that key is the error to report.
+  // A required key that is missing is most often misspelt: if a given key
+  // that is not declared is a near miss of it, that key is the error.
   if (problem == "missing" && value_ != nullptr && key.size() >= 3) {
     for (const auto& [present, v] : value_->items()) {
-      if (known_.count(present) != 0) continue;
+      if (entry(present) != nullptr) continue;
       if (edit_distance(present, key) <= std::max<size_t>(1, key.size() / 3)) {
         throw ScenarioError(path_of(present) + ": unknown key (did you mean \"" + key + "\"?)");
       }
     }
   }
-  throw ScenarioError(path_of(key) + ": " + problem + " (expected " + expected + ")");
+  fail_at(path_of(key), problem, expected);
 }
 
 bool JsonReader::has(const std::string& key) const {
   return value_ != nullptr && value_->contains(key) && !(*value_)[key].is_null();
 }
 
-const nlohmann::json* JsonReader::get(const std::string& key) {
-  known_.insert(key);
+const json* JsonReader::get(const std::string& key) {
+  const Param& p = param(key);  // contract 1
+  read_.insert(key);
   if (!has(key)) return nullptr;
+  if (!applies(key)) fail(key, why_not(p), "no " + key);  // contract 4
   return &(*value_)[key];
 }
 
-const nlohmann::json* JsonReader::raw(const std::string& key) { return get(key); }
-
-std::string JsonReader::string(const std::string& key, std::optional<std::string> def) {
-  const nlohmann::json* v = get(key);
-  if (v == nullptr) {
-    if (!def) fail(key, "missing", "a string");
-    set_resolved(key, *def);
-    return *def;
-  }
-  if (!v->is_string()) fail(key, show(*v) + " is " + type_name(*v), "a string");
-  set_resolved(key, *v);
-  return v->get<std::string>();
-}
-
-bool JsonReader::boolean(const std::string& key, std::optional<bool> def) {
-  const nlohmann::json* v = get(key);
-  if (v == nullptr) {
-    if (!def) fail(key, "missing", "true or false");
-    set_resolved(key, *def);
-    return *def;
-  }
-  if (!v->is_boolean()) fail(key, show(*v) + " is " + type_name(*v), "true or false");
-  set_resolved(key, *v);
-  return v->get<bool>();
-}
-
-int64_t JsonReader::integer(const std::string& key, std::optional<int64_t> def, int64_t min,
-                            int64_t max) {
-  std::string expected = "an integer";
-  if (max == INT64_MAX) {
-    expected += " >= " + std::to_string(min);
-  } else {
-    expected += " from " + std::to_string(min) + " to " + std::to_string(max);
-  }
-  const nlohmann::json* v = get(key);
-  int64_t x = 0;
-  if (v == nullptr) {
-    if (!def) fail(key, "missing", expected);
-    x = *def;
-  } else if (v->is_number_integer()) {
-    if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t{INT64_MAX}) {
-      fail(key, show(*v) + " is too large", expected);
+bool JsonReader::holds(const ParamCondition& c) const {
+  switch (c.how) {
+    case ParamCondition::How::kGiven:
+      return has(c.key);
+    case ParamCondition::How::kAbsent:
+      return !has(c.key);
+    case ParamCondition::How::kEquals: {
+      if (resolved_ == nullptr || !resolved_->contains(c.key)) return false;
+      const std::string v = condition_text((*resolved_)[c.key]);
+      return std::find(c.values.begin(), c.values.end(), v) != c.values.end();
     }
-    x = v->get<int64_t>();
-  } else if (v->is_number_float() &&
-             v->get<double>() == static_cast<double>(static_cast<int64_t>(v->get<double>()))) {
-    x = static_cast<int64_t>(v->get<double>());
-  } else {
-    fail(key, show(*v) + " is " + (v->is_number() ? "not a whole number" : type_name(*v)),
-         expected);
   }
-  if (x < min || x > max)
-    fail(key, show(v ? *v : nlohmann::json(x)) + " is out of range", expected);
-  set_resolved(key, x);
-  return x;
+  return false;
 }
 
-double JsonReader::number(const std::string& key, std::optional<double> def, double min,
-                          double max) {
-  char range[96];
-  std::snprintf(range, sizeof range, "a number from %g to %g", min, max);
-  const nlohmann::json* v = get(key);
-  double x = 0;
-  if (v == nullptr) {
-    if (!def) fail(key, "missing", range);
-    x = *def;
-  } else if (v->is_number()) {
-    x = v->get<double>();
-  } else {
-    fail(key, show(*v) + " is " + type_name(*v), range);
-  }
-  if (!(x >= min && x <= max))
-    fail(key, show(v ? *v : nlohmann::json(x)) + " is out of range", range);
-  set_resolved(key, x);
-  return x;
+bool JsonReader::applies(const std::string& key) const {
+  const Param& p = param(key);
+  return std::all_of(p.when.begin(), p.when.end(),
+                     [&](const ParamCondition& c) { return holds(c); });
 }
 
-Time JsonReader::time(const std::string& key, std::optional<Time> def, Time min) {
-  const std::string expected = "a time with a unit, e.g. \"600ns\", \"1.5us\" or \"2ms\"";
-  const nlohmann::json* v = get(key);
-  Time t;
-  if (v == nullptr) {
-    if (!def) fail(key, "missing", expected);
-    t = *def;
-  } else if (v->is_string()) {
-    Parsed<Time> p = parse_time(v->get<std::string>());
-    if (!p) throw ScenarioError(path_of(key) + ": " + p.error);
-    t = *p.value;
-  } else if (v->is_number()) {
-    fail(key, show(*v) + " has no unit", expected);
-  } else {
-    fail(key, show(*v) + " is " + type_name(*v), expected);
+std::string JsonReader::why_not(const Param& p) const {
+  for (const ParamCondition& c : p.when) {
+    if (holds(c)) continue;
+    switch (c.how) {
+      case ParamCondition::How::kGiven:
+        return "applies only with " + c.key;
+      case ParamCondition::How::kAbsent:
+        return "applies only without " + c.key;
+      case ParamCondition::How::kEquals: {
+        std::string values;
+        for (size_t i = 0; i < c.values.size(); ++i) {
+          if (i > 0) values += i + 1 == c.values.size() ? " or " : ", ";
+          const Param* q = entry(c.key) != nullptr ? entry(c.key)->param : nullptr;
+          const bool text =
+              q != nullptr && (q->kind == ParamKind::kChoice || q->kind == ParamKind::kString);
+          values += text ? "\"" + c.values[i] + "\"" : c.values[i];
+        }
+        return "applies to " + c.key + " " + values + " only";
+      }
+    }
   }
-  if (t < min) {
-    fail(key, show(v ? *v : nlohmann::json(to_string(t))) + " is too small",
-         "a time of at least " + to_string(min));
-  }
-  set_resolved(key, to_string(t));
-  return t;
+  return "does not apply here";
 }
 
-Bytes JsonReader::bytes(const std::string& key, std::optional<Bytes> def, Bytes min) {
-  const std::string expected = "a size, e.g. \"12MB\" or 12000000";
-  const nlohmann::json* v = get(key);
-  Bytes b;
-  if (v == nullptr) {
-    if (!def) fail(key, "missing", expected);
-    b = *def;
-  } else if (v->is_string()) {
-    Parsed<Bytes> p = parse_bytes(v->get<std::string>());
-    if (!p) throw ScenarioError(path_of(key) + ": " + p.error);
-    b = *p.value;
-  } else if (v->is_number_integer() &&
-             !(v->is_number_unsigned() && v->get<uint64_t>() > uint64_t{INT64_MAX})) {
-    b = Bytes(v->get<int64_t>());
-  } else if (v->is_number_float() && v->get<double>() >= 0 && v->get<double>() < 9e18 &&
-             v->get<double>() == static_cast<double>(static_cast<int64_t>(v->get<double>()))) {
-    b = Bytes(static_cast<int64_t>(v->get<double>()));
-  } else {
-    fail(key, show(*v) + " is not a size", expected);
+ParamValue JsonReader::parse(const Param& p, const json& v, const std::string& path) const {
+  if (v.is_string()) {
+    for (const ParamWord& w : p.words) {
+      if (v == w.word) return w.value;
+    }
   }
-  if (b < min) {
-    fail(key, show(v ? *v : nlohmann::json(b.count())) + " is too small",
-         "a size of at least " + std::to_string(min.count()) + " bytes");
+  const std::string expected = p.expected();
+  switch (p.kind) {
+    case ParamKind::kBool:
+      if (!v.is_boolean()) fail_at(path, show(v) + " is " + type_name(v), expected);
+      return v.get<bool>();
+    case ParamKind::kString:
+      if (!v.is_string()) fail_at(path, show(v) + " is " + type_name(v), expected);
+      return v.get<std::string>();
+    case ParamKind::kInt: {
+      int64_t x = 0;
+      if (v.is_number_integer()) {
+        if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX}) {
+          fail_at(path, show(v) + " is too large", expected);
+        }
+        x = v.get<int64_t>();
+      } else if (v.is_number_float() &&
+                 v.get<double>() == static_cast<double>(static_cast<int64_t>(v.get<double>()))) {
+        x = static_cast<int64_t>(v.get<double>());
+      } else {
+        fail_at(path, show(v) + " is " + (v.is_number() ? "not a whole number" : type_name(v)),
+                expected);
+      }
+      if (x < p.imin || x > p.imax) fail_at(path, show(v) + " is out of range", expected);
+      if (p.power_of_two && !std::has_single_bit(static_cast<uint64_t>(x))) {
+        fail_at(path, std::to_string(x) + " is not a power of two", expected);
+      }
+      return x;
+    }
+    case ParamKind::kNumber: {
+      if (!v.is_number()) fail_at(path, show(v) + " is " + type_name(v), expected);
+      const double x = v.get<double>();
+      const bool above = p.dmin_open ? x > p.dmin : x >= p.dmin;
+      const bool below = p.dmax_open ? x < p.dmax : x <= p.dmax;
+      if (!(above && below)) fail_at(path, show(v) + " is out of range", expected);
+      return x;
+    }
+    case ParamKind::kTime: {
+      Time t;
+      if (v.is_string()) {
+        Parsed<Time> q = parse_time(v.get<std::string>());
+        if (!q) throw ScenarioError(path + ": " + q.error);
+        t = *q.value;
+      } else if (v.is_number()) {
+        fail_at(path, show(v) + " has no unit", expected);
+      } else {
+        fail_at(path, show(v) + " is " + type_name(v), expected);
+      }
+      if (t < p.tmin) {
+        fail_at(path, show(v) + " is too small", "a time of at least " + to_string(p.tmin));
+      }
+      return t;
+    }
+    case ParamKind::kBytes: {
+      Bytes b;
+      if (v.is_string()) {
+        Parsed<Bytes> q = parse_bytes(v.get<std::string>());
+        if (!q) throw ScenarioError(path + ": " + q.error);
+        b = *q.value;
+      } else if (v.is_number_integer() &&
+                 !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX})) {
+        b = Bytes(v.get<int64_t>());
+      } else if (v.is_number_float() && v.get<double>() >= 0 && v.get<double>() < 9e18 &&
+                 v.get<double>() == static_cast<double>(static_cast<int64_t>(v.get<double>()))) {
+        b = Bytes(static_cast<int64_t>(v.get<double>()));
+      } else {
+        fail_at(path, show(v) + " is not a size", expected);
+      }
+      if (b < p.bmin) {
+        fail_at(path, show(v) + " is too small",
+                "a size of at least " + std::to_string(p.bmin.count()) + " bytes");
+      }
+      return b;
+    }
+    case ParamKind::kRate: {
+      BitRate r;
+      if (v.is_string()) {
+        Parsed<BitRate> q = parse_rate(v.get<std::string>());
+        if (!q) throw ScenarioError(path + ": " + q.error);
+        r = *q.value;
+      } else if (v.is_number_integer()) {
+        r = BitRate::bps(v.get<int64_t>());
+      } else {
+        fail_at(path, show(v) + " is not a rate", expected);
+      }
+      if (r.in_bps() <= 0) fail_at(path, show(v) + " is not positive", expected);
+      return r;
+    }
+    case ParamKind::kChoice: {
+      if (v.is_string()) {
+        for (const auto& [name, value] : p.choices) {
+          if (v == name) return value;
+        }
+        std::vector<std::string> names;
+        for (const auto& c : p.choices) names.push_back(c.first);
+        if (auto near = nearest_key(v.get<std::string>(), names)) {
+          fail_at(path, show(v) + " is not valid, did you mean \"" + *near + "\"?", expected);
+        }
+      }
+      fail_at(path, show(v) + " is not valid", expected);
+    }
+    case ParamKind::kPriorities: {
+      if (!v.is_array()) fail_at(path, show(v) + " is not a list", expected);
+      int64_t mask = 0;
+      for (size_t i = 0; i < v.size(); ++i) {
+        const json& e = v[i];
+        if (!e.is_number_unsigned() || e.get<uint64_t>() > 7) {
+          throw ScenarioError(path + "[" + std::to_string(i) + "]: " + show(e) +
+                              " is not a priority (expected an integer from 0 to 7)");
+        }
+        mask |= int64_t{1} << e.get<uint64_t>();
+      }
+      return mask;
+    }
+    case ParamKind::kObject:
+    case ParamKind::kObjects:
+    case ParamKind::kCustom:
+      break;
   }
-  set_resolved(key, b.count() % 1024 == 0 && b.count() != 0 ? nlohmann::json(to_string(b))
-                                                            : nlohmann::json(b.count()));
-  return b;
+  throw std::logic_error("scenario loader: " + path + " is not a scalar parameter");
 }
 
-BitRate JsonReader::rate(const std::string& key, std::optional<BitRate> def) {
-  const std::string expected = "a rate, e.g. \"400Gbps\" or \"100G\"";
-  const nlohmann::json* v = get(key);
-  BitRate r;
-  if (v == nullptr) {
-    if (!def) fail(key, "missing", expected);
-    r = *def;
-  } else if (v->is_string()) {
-    Parsed<BitRate> p = parse_rate(v->get<std::string>());
-    if (!p) throw ScenarioError(path_of(key) + ": " + p.error);
-    r = *p.value;
-  } else if (v->is_number_integer()) {
-    r = BitRate::bps(v->get<int64_t>());
-  } else {
-    fail(key, show(*v) + " is not a rate", expected);
+ParamValue JsonReader::value(const std::string& key, const ParamValue* computed,
+                             const Param* narrowed) {
+  const Param& p = narrowed != nullptr ? *narrowed : param(key);
+  const json* given = get(key);
+  const std::string path = path_of(key);
+  if (!applies(key)) {
+    if (given != nullptr) fail(key, why_not(p), "no " + key);
+    throw std::logic_error("scenario loader: " + path + " read where it does not apply");
   }
-  if (r.in_bps() <= 0) fail(key, show(v ? *v : nlohmann::json(0)) + " is not positive", expected);
-  set_resolved(key, to_string(r));
-  return r;
+  ParamValue v;
+  if (given != nullptr) {
+    v = parse(p, *given, path);
+  } else if (auto it = std::find_if(preset_.begin(), preset_.end(),
+                                    [&](const auto& e) { return e.first == key; });
+             it != preset_.end()) {
+    v = parse(p, it->second, path);
+  } else {
+    switch (p.def_kind) {
+      case ParamDefault::kValue:
+        v = p.def;
+        break;
+      case ParamDefault::kFrom:
+        if (resolved_ == nullptr || !resolved_->contains(p.def_from)) {
+          throw std::logic_error("scenario loader: " + path + " defaults to " + p.def_from +
+                                 ", which is not read yet");
+        }
+        v = parse(p, (*resolved_)[p.def_from], path);
+        break;
+      case ParamDefault::kComputed:
+        if (computed == nullptr) {
+          throw std::logic_error("scenario loader: " + path + " needs its computed default");
+        }
+        v = *computed;
+        break;
+      case ParamDefault::kRequired:
+        fail(key, "missing", p.expected());
+      case ParamDefault::kOptional:
+        return std::monostate{};
+    }
+  }
+  if (!p.presets.empty()) {
+    // A preset sets the defaults of the keys it names (read after it).
+    const ParamPreset& preset = p.presets[static_cast<size_t>(std::get<int64_t>(v))];
+    for (const auto& [k, text] : preset.values) preset_.emplace_back(k, json::parse(text));
+  }
+  set_resolved(key, to_json(p, v));
+  return v;
+}
+
+const json* JsonReader::raw(const std::string& key) { return get(key); }
+
+json JsonReader::raw_or_default(const std::string& key) {
+  const Param& p = param(key);
+  if (const json* v = get(key)) return *v;
+  if (p.def_kind != ParamDefault::kValue) {
+    throw std::logic_error("scenario loader: " + path_of(key) + " has no default value");
+  }
+  return to_json(p, p.def);
+}
+
+std::string JsonReader::string(const std::string& key, std::optional<std::string> computed) {
+  if (!computed) return std::get<std::string>(value(key));
+  const ParamValue c(*computed);
+  return std::get<std::string>(value(key, &c));
+}
+bool JsonReader::boolean(const std::string& key) { return std::get<bool>(value(key)); }
+int64_t JsonReader::integer(const std::string& key) { return std::get<int64_t>(value(key)); }
+int64_t JsonReader::integer(const std::string& key, int64_t min, int64_t max) {
+  Param narrowed = param(key);
+  narrowed.imin = std::max(narrowed.imin, min);
+  narrowed.imax = std::min(narrowed.imax, max);
+  return std::get<int64_t>(value(key, nullptr, &narrowed));
+}
+double JsonReader::number(const std::string& key) { return std::get<double>(value(key)); }
+Time JsonReader::time(const std::string& key, std::optional<Time> computed) {
+  if (!computed) return std::get<Time>(value(key));
+  const ParamValue c(*computed);
+  return std::get<Time>(value(key, &c));
+}
+Bytes JsonReader::bytes(const std::string& key) { return std::get<Bytes>(value(key)); }
+BitRate JsonReader::rate(const std::string& key, std::optional<BitRate> computed) {
+  if (!computed) return std::get<BitRate>(value(key));
+  const ParamValue c(*computed);
+  return std::get<BitRate>(value(key, &c));
+}
+uint8_t JsonReader::priorities(const std::string& key) {
+  return static_cast<uint8_t>(std::get<int64_t>(value(key)));
+}
+std::optional<Time> JsonReader::optional_time(const std::string& key) {
+  const ParamValue v = value(key);
+  if (std::holds_alternative<std::monostate>(v)) return std::nullopt;
+  return std::get<Time>(v);
+}
+
+void JsonReader::read_bound(const std::type_info& type, void* cfg) {
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Entry e = entries_[i];  // kind() may append
+    // Unbound presets are read in their place: they set the defaults of
+    // the keys after them.
+    const bool preset = !e.param->presets.empty();
+    if (!preset &&
+        (e.table->bound_type() == nullptr || *e.table->bound_type() != type || !e.param->bound())) {
+      continue;
+    }
+    if (!applies(e.param->key)) {
+      read_.insert(e.param->key);
+      if (has(e.param->key)) fail(e.param->key, why_not(*e.param), "no " + e.param->key);
+      continue;
+    }
+    const ParamValue v = value(e.param->key);
+    if (!std::holds_alternative<std::monostate>(v) && e.param->bound()) e.param->set(cfg, v);
+  }
+}
+
+int64_t JsonReader::kind() {
+  const std::string& key = table_->discriminator();
+  if (key.empty()) throw std::logic_error("scenario loader: " + path_ + " has no kinds");
+  const int64_t v = std::get<int64_t>(value(key));
+  for (const ParamTable::Variant& var : table_->variants()) {
+    if (var.value != v) continue;
+    kind_name_ = var.name;
+    for (const Param& p : var.table->params()) entries_.push_back(Entry{&p, var.table});
+  }
+  return v;
 }
 
 JsonReader JsonReader::object(const std::string& key) {
-  const nlohmann::json* v = get(key);
-  nlohmann::json* child = nullptr;
+  const Param& p = param(key);
+  if (p.kind != ParamKind::kObject) {
+    throw std::logic_error("scenario loader: " + path_of(key) + " is not an object parameter");
+  }
+  const json* v = get(key);
+  json* child = nullptr;
   if (resolved_ != nullptr) child = &(*resolved_)[key];
-  return JsonReader(v, path_of(key), child);
+  return JsonReader(v, path_of(key), child, *p.child);
 }
 
-std::vector<const nlohmann::json*> JsonReader::array(const std::string& key, bool required) {
-  const nlohmann::json* v = get(key);
-  std::vector<const nlohmann::json*> out;
+std::vector<const json*> JsonReader::array(const std::string& key) {
+  const Param& p = param(key);
+  const json* v = get(key);
+  std::vector<const json*> out;
   if (v == nullptr) {
-    if (required) fail(key, "missing", "an array");
+    if (p.def_kind == ParamDefault::kRequired && applies(key)) fail(key, "missing", "an array");
     return out;
   }
   if (!v->is_array()) fail(key, show(*v) + " is " + type_name(*v), "an array");
@@ -262,19 +488,23 @@ std::vector<const nlohmann::json*> JsonReader::array(const std::string& key, boo
   return out;
 }
 
-std::vector<JsonReader> JsonReader::objects(const std::string& key, bool required) {
-  const auto items = array(key, required);
-  nlohmann::json* arr = nullptr;
+std::vector<JsonReader> JsonReader::objects(const std::string& key) {
+  const Param& p = param(key);
+  if (p.kind != ParamKind::kObjects) {
+    throw std::logic_error("scenario loader: " + path_of(key) + " is not an array of objects");
+  }
+  const auto items = array(key);
+  json* arr = nullptr;
   if (resolved_ != nullptr) {
     arr = &(*resolved_)[key];
-    *arr = nlohmann::json::array();
-    for (size_t i = 0; i < items.size(); ++i) arr->push_back(nlohmann::json::object());
+    *arr = json::array();
+    for (size_t i = 0; i < items.size(); ++i) arr->push_back(json::object());
   }
   std::vector<JsonReader> out;
   out.reserve(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     out.emplace_back(items[i], path_of(key) + "[" + std::to_string(i) + "]",
-                     arr != nullptr ? &(*arr)[i] : nullptr);
+                     arr != nullptr ? &(*arr)[i] : nullptr, *p.child);
   }
   return out;
 }
@@ -282,14 +512,23 @@ std::vector<JsonReader> JsonReader::objects(const std::string& key, bool require
 void JsonReader::finish() {
   if (value_ == nullptr) return;
   for (const auto& [key, v] : value_->items()) {
-    if (known_.count(key) != 0) continue;
-    std::vector<std::string> known(known_.begin(), known_.end());
-    if (auto near = nearest_key(key, known)) {
-      throw ScenarioError(path_of(key) + ": unknown key (did you mean \"" + *near + "\"?)");
+    const Entry* e = entry(key);
+    if (e == nullptr) {
+      std::vector<std::string> known;
+      for (const Entry& k : entries_) known.push_back(k.param->key);
+      std::sort(known.begin(), known.end());
+      if (auto near = nearest_key(key, known)) {
+        throw ScenarioError(path_of(key) + ": unknown key (did you mean \"" + *near + "\"?)");
+      }
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw ScenarioError(path_of(key) + ": unknown key (expected one of: " + list + ")");
     }
-    std::string list;
-    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-    throw ScenarioError(path_of(key) + ": unknown key (expected one of: " + list + ")");
+    if (v.is_null()) continue;
+    if (!applies(key)) fail(key, why_not(*e->param), "no " + key);
+    if (read_.count(key) == 0) {
+      throw std::logic_error("scenario loader: " + path_of(key) + " is declared but never read");
+    }
   }
 }
 

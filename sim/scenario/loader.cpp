@@ -1,5 +1,7 @@
-// Turns scenario JSON into a Scenario (sim/scenario/scenario.h). Every key
-// documented in docs/scenario.md is read here and nowhere else.
+// Turns scenario JSON into a Scenario (sim/scenario/scenario.h): the top
+// level, `output` and `stop` here; `fabric`, `topology`, `traffic` and
+// `faults` in the files named in loader_parts.h. Every key is declared in a
+// parameter table (scenario_params.h), which gives its default and range.
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -10,6 +12,7 @@
 #include "sim/scenario/loader_parts.h"
 #include "sim/scenario/overrides.h"
 #include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_params.h"
 
 namespace rdmasim {
 namespace {
@@ -68,49 +71,34 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
 
   Scenario sc;
   json resolved = json::object();
-  JsonReader top(&root, "", &resolved);
+  JsonReader top(&root, "", &resolved, scenario_params());
   sc.name = top.string("name", default_name);
   if (sc.name.empty() || sc.name.find('/') != std::string::npos) {
     top.fail("name", show(json(sc.name)) + " is not usable as a folder name",
              "a non-empty name without '/'");
   }
-  sc.seed = static_cast<uint64_t>(top.integer("seed", 1, 0, INT64_MAX));
+  sc.seed = static_cast<uint64_t>(top.integer("seed"));
   read_fabric(top.object("fabric"), sc.fabric);
   if (!top.has("topology")) top.fail("topology", "missing", "an object with a \"kind\"");
   sc.topology_info = read_topology(top.object("topology"), sc.fabric, sc.topology, sc.static_routes,
                                    sc.rewrites, sc.reconvergence_delay);
-  read_traffic(top.objects("traffic", false), sc.topology, sc.seed, sc.flows);
-  read_faults(top.objects("faults", false), sc.topology, sc.faults);
+  read_traffic(top.objects("traffic"), sc.topology, sc.seed, sc.flows);
+  read_faults(top.objects("faults"), sc.topology, sc.faults);
 
   {
-    JsonReader out(top.raw("output"), "output", &resolved["output"]);
+    JsonReader out = top.object("output");
     const json* dir = out.raw("dir");
     if (dir != nullptr && (!dir->is_string() || dir->get<std::string>().empty())) {
       out.fail("dir", show(*dir) + " is not a path", "a folder name");
     }
     sc.output.dir = dir != nullptr ? dir->get<std::string>() : "out/" + sc.name;
     if (!options.output_dir.empty()) sc.output.dir = options.output_dir;
-    sc.output.trace = out.boolean("trace", true);
-    if (out.has("queue_interval")) {
-      sc.output.queue_interval = out.time("queue_interval", std::nullopt, Time::ns(1));
-    } else {
-      out.raw("queue_interval");
-    }
-    if (out.has("link_interval")) {
-      sc.output.link_interval = out.time("link_interval", std::nullopt, Time::ns(1));
-    } else {
-      out.raw("link_interval");
-    }
-    // Records only the trace holds: by default kept when there is a trace.
-    sc.output.pfc_events = out.boolean("pfc_events", sc.output.trace);
-    sc.output.drop_events = out.boolean("drop_events", sc.output.trace);
-    sc.output.flow_paths = out.boolean("flow_paths", sc.output.trace);
+    out.read(sc.output);
     out.finish();
   }
   {
     JsonReader stop = top.object("stop");
-    if (stop.has("time")) sc.stop.time = stop.time("time", std::nullopt, Time::ps(1));
-    stop.raw("time");
+    stop.read(sc.stop);
     stop.finish();
   }
   top.finish();

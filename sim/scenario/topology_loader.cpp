@@ -6,22 +6,18 @@
 
 #include "sim/scenario/loader_parts.h"
 #include "topologies/generators.h"
+#include "topologies/topology_params.h"
 
 namespace rdmasim {
 namespace {
 
 using nlohmann::json;
 
-uint32_t count(JsonReader& r, const std::string& key, std::optional<int64_t> def, int64_t min = 1,
-               int64_t max = 1'000'000) {
-  return static_cast<uint32_t>(r.integer(key, def, min, max));
-}
-
 // Reads an array of unique node names into the topology.
 std::vector<uint32_t> read_names(JsonReader& r, const std::string& key, bool required, bool hosts,
                                  Topology& t) {
   std::vector<uint32_t> ids;
-  const auto items = r.array(key, required);
+  const auto items = r.array(key);
   if (required && items.empty()) r.fail(key, "empty", "at least one name");
   for (size_t i = 0; i < items.size(); ++i) {
     const std::string path = r.path_of(key) + "[" + std::to_string(i) + "]";
@@ -48,7 +44,7 @@ uint32_t node_named(JsonReader& r, const std::string& key, const Topology& t) {
 TopologyInfo read_graph(JsonReader& r, const LinkSpec& def, Topology& t) {
   const std::vector<uint32_t> hosts = read_names(r, "hosts", true, true, t);
   read_names(r, "switches", false, false, t);
-  for (JsonReader& l : r.objects("links", true)) {
+  for (JsonReader& l : r.objects("links")) {
     const uint32_t a = node_named(l, "a", t);
     const uint32_t b = node_named(l, "b", t);
     if (a == b) l.fail("b", "same node as a", "two different nodes");
@@ -71,56 +67,22 @@ TopologyInfo read_graph(JsonReader& r, const LinkSpec& def, Topology& t) {
 TopologyInfo read_fat_tree(JsonReader& r, const LinkSpec& def, Topology& t) {
   FatTreeConfig c;
   if (r.has("k")) {
-    const auto k = count(r, "k", std::nullopt, 2, 256);
+    const auto k = static_cast<uint32_t>(r.integer("k"));
     if (k % 2 != 0) r.fail("k", std::to_string(k) + " is odd", "an even integer >= 2");
     c = k_ary_fat_tree(k, read_link_object(r.object("link"), def));
-  } else {
-    c.tiers = static_cast<int>(r.integer("tiers", 2, 2, 3));
-    c.hosts_per_leaf = count(r, "hosts_per_leaf", std::nullopt);
-    if (c.tiers == 2) {
-      c.leaves = count(r, "leaves", std::nullopt);
-      c.spines = count(r, "spines", std::nullopt);
-    } else {
-      c.pods = count(r, "pods", std::nullopt);
-      c.leaves_per_pod = count(r, "leaves_per_pod", std::nullopt);
-      c.spines_per_pod = count(r, "spines_per_pod", std::nullopt);
-      c.cores = count(r, "cores", std::nullopt);
-      c.uplinks_per_spine = count(r, "uplinks_per_spine", 0, 0);
-      c.core_link = read_link_object(r.object("core_link"), def);
-    }
-    if (r.has("uplinks_per_leaf") && r.has("oversubscription")) {
-      r.fail("oversubscription", "given together with uplinks_per_leaf", "one of the two");
-    }
-    c.uplinks_per_leaf = count(r, "uplinks_per_leaf", 0, 0);
-    if (const json* o = r.raw("oversubscription")) {
-      if (!o->is_number() || o->get<double>() <= 0) {
-        r.fail("oversubscription", show(*o) + " is not a ratio",
-               "a positive number such as 1, 2 or 3");
-      }
-      c.oversubscription = o->get<double>();
-      r.resolve("oversubscription", *o);
-    }
-    c.switch_ports = count(r, "switch_ports", 0, 0, 4096);
-    c.host_link = read_link_object(r.object("host_link"), def);
-    c.leaf_link = read_link_object(r.object("leaf_link"), def);
+    r.read(c);  // nothing else applies: given, it is an error
+    return build_fat_tree(c, t);
   }
+  r.read(c);
+  if (c.tiers == 3) c.core_link = read_link_object(r.object("core_link"), def);
+  c.host_link = read_link_object(r.object("host_link"), def);
+  c.leaf_link = read_link_object(r.object("leaf_link"), def);
   return build_fat_tree(c, t);
 }
 
 TopologyInfo read_rail_optimized(JsonReader& r, const LinkSpec& def, Topology& t) {
   RailOptimizedConfig c;
-  c.sus = count(r, "sus", 1);
-  c.nodes_per_su = count(r, "nodes_per_su", 32);
-  c.ufm = r.boolean("ufm", true);
-  c.gpus_per_node = count(r, "gpus_per_node", 8, 1, 64);
-  c.rails = count(r, "rails", c.gpus_per_node, 1, 64);
-  c.planes = count(r, "planes", 1, 1, 8);
-  c.spines = count(r, "spines", 0, 0);
-  c.leaf_uplinks = count(r, "leaf_uplinks", 0, 0);
-  c.cores = count(r, "cores", 0, 0);
-  c.spine_uplinks = count(r, "spine_uplinks", 0, 0);
-  c.nvswitch = r.boolean("nvswitch", true);
-  c.switch_ports = count(r, "switch_ports", 64, 0, 4096);
+  r.read(c);
   c.nic_link = read_link_object(r.object("nic_link"), def);
   c.leaf_link = read_link_object(r.object("leaf_link"), def);
   c.core_link = read_link_object(r.object("core_link"), def);
@@ -131,7 +93,7 @@ TopologyInfo read_rail_optimized(JsonReader& r, const LinkSpec& def, Topology& t
 
 // failed_links: [{"a": NAME, "b": NAME}]: every link between the two fails.
 void read_failed_links(JsonReader& r, Topology& t) {
-  for (JsonReader& f : r.objects("failed_links", false)) {
+  for (JsonReader& f : r.objects("failed_links")) {
     const uint32_t a = node_named(f, "a", t);
     const uint32_t b = node_named(f, "b", t);
     f.finish();
@@ -162,7 +124,7 @@ uint32_t host_ref(JsonReader& r, const std::string& path, const json& v, const T
 
 // routes: [{"at": SWITCH, "dst": HOST or [HOSTS], "via": [NEIGHBOURS]} or "ports": [N]]
 void read_static_routes(JsonReader& r, const Topology& t, std::vector<StaticRoute>& out) {
-  for (JsonReader& e : r.objects("routes", false)) {
+  for (JsonReader& e : r.objects("routes")) {
     const uint32_t at = node_named(e, "at", t);
     if (t.node(at).kind != NodeKind::kSwitch)
       e.fail("at", "\"" + t.node(at).name + "\" is a host", "a switch");
@@ -183,7 +145,7 @@ void read_static_routes(JsonReader& r, const Topology& t, std::vector<StaticRout
       e.fail("via", "give exactly one of via and ports",
              "\"via\": [neighbour names] or \"ports\": [numbers]");
     if (e.has("via")) {
-      const auto via = e.array("via", true);
+      const auto via = e.array("via");
       for (size_t i = 0; i < via.size(); ++i) {
         const std::string path = e.path_of("via") + "[" + std::to_string(i) + "]";
         auto id = via[i]->is_string() ? t.find(via[i]->get<std::string>()) : std::nullopt;
@@ -199,7 +161,7 @@ void read_static_routes(JsonReader& r, const Topology& t, std::vector<StaticRout
                               t.node(at).name + "\" (expected a node it has a link to)");
       }
     } else {
-      const auto list = e.array("ports", true);
+      const auto list = e.array("ports");
       for (size_t i = 0; i < list.size(); ++i) {
         if (!list[i]->is_number_unsigned() || list[i]->get<uint64_t>() >= adj.size()) {
           throw ScenarioError(e.path_of("ports") + "[" + std::to_string(i) +
@@ -219,7 +181,7 @@ std::vector<uint32_t> ports_towards(JsonReader& e, const std::string& key, uint3
                                     const Topology& t) {
   std::vector<uint32_t> ports;
   const auto& adj = t.adjacency()[at];
-  const auto names = e.array(key, false);
+  const auto names = e.array(key);
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string path = e.path_of(key) + "[" + std::to_string(i) + "]";
     auto id = names[i]->is_string() ? t.find(names[i]->get<std::string>()) : std::nullopt;
@@ -242,7 +204,7 @@ std::vector<uint32_t> ports_towards(JsonReader& e, const std::string& key, uint3
 // "to": Q}]
 void read_rewrites(JsonReader& r, const Topology& t,
                    std::vector<std::pair<uint32_t, PriorityRewrite>>& out) {
-  for (JsonReader& e : r.objects("priority_rewrite", false)) {
+  for (JsonReader& e : r.objects("priority_rewrite")) {
     const uint32_t at = node_named(e, "at", t);
     if (t.node(at).kind != NodeKind::kSwitch)
       e.fail("at", "\"" + t.node(at).name + "\" is a host", "a switch");
@@ -251,8 +213,8 @@ void read_rewrites(JsonReader& r, const Topology& t,
     if (rule.in_ports.empty())
       e.fail("from_neighbors", "missing or empty", "the neighbours whose packets are rewritten");
     rule.out_ports = ports_towards(e, "to_neighbors", at, t);
-    rule.from = static_cast<uint8_t>(e.integer("from", std::nullopt, 0, 7));
-    rule.to = static_cast<uint8_t>(e.integer("to", std::nullopt, 0, 7));
+    rule.from = static_cast<uint8_t>(e.integer("from"));
+    rule.to = static_cast<uint8_t>(e.integer("to"));
     e.finish();
     out.emplace_back(at, std::move(rule));
   }
@@ -263,7 +225,7 @@ void read_rewrites(JsonReader& r, const Topology& t,
 LinkSpec read_link(JsonReader& r, const LinkSpec& def) {
   LinkSpec l;
   l.rate = r.rate("rate", def.rate);
-  l.delay = r.time("delay", def.delay, Time::ps(1));
+  l.delay = r.time("delay", def.delay);
   return l;
 }
 
@@ -277,26 +239,22 @@ TopologyInfo read_topology(JsonReader r, const FabricConfig& f, Topology& t,
                            std::vector<StaticRoute>& static_routes,
                            std::vector<std::pair<uint32_t, PriorityRewrite>>& rewrites,
                            Time& reconvergence) {
-  enum class Kind { kStar, kGraph, kFatTree, kRailOptimized };
-  const Kind kind = r.choice<Kind>("kind", {{"star", Kind::kStar},
-                                            {"graph", Kind::kGraph},
-                                            {"fat_tree", Kind::kFatTree},
-                                            {"rail_optimized", Kind::kRailOptimized}});
+  const auto kind = r.kind_as<TopologyKind>();
   TopologyInfo info;
   try {
     switch (kind) {
-      case Kind::kStar: {
-        const uint32_t n = count(r, "hosts", std::nullopt);
+      case TopologyKind::kStar: {
+        const auto n = static_cast<uint32_t>(r.integer("hosts"));
         info = build_star(n, read_link_object(r.object("link"), f.link), t);
         break;
       }
-      case Kind::kGraph:
+      case TopologyKind::kGraph:
         info = read_graph(r, f.link, t);
         break;
-      case Kind::kFatTree:
+      case TopologyKind::kFatTree:
         info = read_fat_tree(r, f.link, t);
         break;
-      case Kind::kRailOptimized:
+      case TopologyKind::kRailOptimized:
         info = read_rail_optimized(r, f.link, t);
         break;
     }
@@ -304,7 +262,7 @@ TopologyInfo read_topology(JsonReader r, const FabricConfig& f, Topology& t,
     throw ScenarioError(r.path_of(e.param()) + ": " + e.what());
   }
   read_failed_links(r, t);
-  reconvergence = r.time("reconvergence_delay", Time::ms(1), Time::ns(1));
+  reconvergence = r.time("reconvergence_delay");
   read_static_routes(r, t, static_routes);
   read_rewrites(r, t, rewrites);
   r.finish();

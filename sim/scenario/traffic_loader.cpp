@@ -11,14 +11,13 @@
 
 #include "models/traffic/flow_size_cdf.h"
 #include "models/traffic/patterns.h"
+#include "models/traffic/traffic_params.h"
 #include "sim/scenario/loader_parts.h"
 
 namespace rdmasim {
 namespace {
 
 using nlohmann::json;
-
-constexpr int64_t kDefaultMaxFlows = 1'000'000;
 
 std::string host_name(const Topology& t, uint32_t host) { return t.node(t.hosts()[host]).name; }
 
@@ -50,15 +49,13 @@ uint32_t read_host(JsonReader& r, const std::string& key, const Topology& t) {
 // or indices. `except` (the dst of an incast) is left out of "all" and of a
 // count, and may not be listed. At least `min` hosts.
 std::vector<uint32_t> read_hosts(JsonReader& r, const std::string& key, const Topology& t,
-                                 std::optional<json> def, size_t min,
-                                 std::optional<uint32_t> except = std::nullopt) {
+                                 size_t min, std::optional<uint32_t> except = std::nullopt) {
   const size_t available = t.num_hosts() - (except ? 1 : 0);
   const std::string expected = "\"all\", a count from " + std::to_string(min) + " to " +
                                std::to_string(available) + ", or a list of " +
                                (min > 1 ? "at least " + std::to_string(min) + " " : "") + "hosts";
-  const json* given = r.raw(key);
-  if (given == nullptr && !def) r.fail(key, "missing", expected);
-  const json& v = given != nullptr ? *given : *def;
+  if (!r.has(key) && !r.has_default(key)) r.fail(key, "missing", expected);
+  const json v = r.raw_or_default(key);
   std::vector<uint32_t> hosts;
   if (v.is_string() && v == "all") {
     for (uint32_t h = 0; h < t.num_hosts(); ++h) {
@@ -105,11 +102,6 @@ std::vector<uint32_t> read_hosts(JsonReader& r, const std::string& key, const To
   return hosts;
 }
 
-Verb read_op(JsonReader& r) {
-  return r.choice<Verb>(
-      "op", {{"write", Verb::kWrite}, {"send", Verb::kSend}, {"read", Verb::kRead}}, Verb::kWrite);
-}
-
 // A time that, added (`times` times) to `start`, must stay representable.
 void check_end(JsonReader& r, const std::string& key, Time start, Time t, int64_t times = 1) {
   const __int128 end = static_cast<__int128>(start.in_ps()) +
@@ -121,28 +113,12 @@ void check_end(JsonReader& r, const std::string& key, Time start, Time t, int64_
 
 FlowCommon read_common(JsonReader& r, const std::string& default_name) {
   FlowCommon c;
-  c.start = r.time("start", Time::zero());
-  c.op = read_op(r);
+  c.start = r.time("start");
+  c.op = r.choice<Verb>("op");
   c.name = r.string("name", default_name);
-  if (r.has("rate")) {
-    c.rate = r.rate("rate", std::nullopt);
-  } else {
-    r.raw("rate");
-  }
-  c.qps = static_cast<uint32_t>(r.integer("qps", 1, 1, 256));
+  if (r.has("rate")) c.rate = r.rate("rate");
+  c.qps = static_cast<uint32_t>(r.integer("qps"));
   return c;
-}
-
-// A number in (0, 1].
-double read_load(JsonReader& r, const std::string& key) {
-  const std::string expected = "a number > 0 and <= 1, the fraction of each host's link rate";
-  const json* v = r.raw(key);
-  if (v == nullptr) r.fail(key, "missing", expected);
-  if (!v->is_number()) r.fail(key, show(*v) + " is not a number", expected);
-  const double x = v->get<double>();
-  if (!(x > 0 && x <= 1)) r.fail(key, show(*v) + " is out of range", expected);
-  r.resolve(key, *v);
-  return x;
 }
 
 // `cdf`: a built-in name, a path to a file in the same format, or the points
@@ -232,7 +208,7 @@ std::vector<FlowSpec> read_flow(JsonReader& r, const Topology& t) {
   f.src = read_host(r, "src", t);
   f.dst = read_host(r, "dst", t);
   if (f.src == f.dst) r.fail("dst", "the same host as src", "a different host");
-  f.bytes = r.bytes("size", std::nullopt).count();
+  f.bytes = r.bytes("size").count();
   FlowCommon c = read_common(r, std::string());
   f.name = std::move(c.name);
   f.start = c.start;
@@ -247,10 +223,10 @@ std::vector<FlowSpec> read_incast(JsonReader& r, const Topology& t, const std::s
                                   RngStream& rng) {
   IncastParams p;
   p.dst = read_host(r, "dst", t);
-  p.senders = read_hosts(r, "senders", t, std::nullopt, 1, p.dst);
-  p.bytes = r.bytes("size", std::nullopt).count();
+  p.senders = read_hosts(r, "senders", t, 1, p.dst);
+  p.bytes = r.bytes("size").count();
   p.common = read_common(r, name);
-  p.jitter = r.time("jitter", Time::zero());
+  p.jitter = r.time("jitter");
   check_end(r, "jitter", p.common.start, p.jitter);
   r.finish();
   return incast(p, rng);
@@ -260,19 +236,14 @@ std::vector<FlowSpec> read_permutation(JsonReader& r, const Topology& t, const s
                                        RngStream& rng) {
   using Pattern = PermutationParams::Pattern;
   PermutationParams p;
-  p.hosts = read_hosts(r, "hosts", t, json("all"), 2);
+  p.hosts = read_hosts(r, "hosts", t, 2);
   const auto n = static_cast<int64_t>(p.hosts.size());
-  p.pattern = r.choice<Pattern>(
-      "pattern", {{"random", Pattern::kRandom}, {"shift", Pattern::kShift}}, Pattern::kRandom);
+  p.pattern = r.choice<Pattern>("pattern");
   if (p.pattern == Pattern::kShift) {
-    if (r.has("across")) r.fail("across", "applies to pattern \"random\" only", "no across");
-    p.shift = static_cast<uint32_t>(r.integer("shift", std::nullopt, 1, n - 1));
+    p.shift = static_cast<uint32_t>(r.integer("shift", 1, n - 1));
   } else {
-    if (r.has("shift")) r.fail("shift", "applies to pattern \"shift\" only", "no shift");
-    enum class Across { kNone, kLeaf, kGroup };
-    const Across across = r.choice<Across>(
-        "across", {{"none", Across::kNone}, {"leaf", Across::kLeaf}, {"group", Across::kGroup}},
-        Across::kNone);
+    enum class Across { kNone, kLeaf, kGroup };  // as in traffic_params.cpp
+    const auto across = r.choice<Across>("across");
     if (across != Across::kNone) {
       // Group ids in order of first appearance; their names for messages.
       std::map<std::string, uint32_t> ids;
@@ -307,7 +278,7 @@ std::vector<FlowSpec> read_permutation(JsonReader& r, const Topology& t, const s
       }
     }
   }
-  p.bytes = r.bytes("size", std::nullopt).count();
+  p.bytes = r.bytes("size").count();
   p.common = read_common(r, name);
   r.finish();
   return permutation(p, rng);
@@ -315,10 +286,10 @@ std::vector<FlowSpec> read_permutation(JsonReader& r, const Topology& t, const s
 
 std::vector<FlowSpec> read_all_to_all(JsonReader& r, const Topology& t, const std::string& name) {
   AllToAllParams p;
-  p.hosts = read_hosts(r, "hosts", t, json("all"), 2);
-  p.bytes = r.bytes("size", std::nullopt).count();
+  p.hosts = read_hosts(r, "hosts", t, 2);
+  p.bytes = r.bytes("size").count();
   p.common = read_common(r, name);
-  p.stagger = r.time("stagger", Time::zero());
+  p.stagger = r.time("stagger");
   check_end(r, "stagger", p.common.start, p.stagger, static_cast<int64_t>(p.hosts.size()));
   r.finish();
   return all_to_all(p);
@@ -327,20 +298,20 @@ std::vector<FlowSpec> read_all_to_all(JsonReader& r, const Topology& t, const st
 std::vector<FlowSpec> read_background(JsonReader& r, const Topology& t, const std::string& name,
                                       RngStream& rng) {
   BackgroundParams p;
-  p.hosts = read_hosts(r, "hosts", t, json("all"), 2);
+  p.hosts = read_hosts(r, "hosts", t, 2);
   for (uint32_t h : p.hosts) {
     // The rate of the host's first link (its NIC port).
     const uint32_t link = t.adjacency()[t.hosts()[h]][0].link;
     p.rates.push_back(t.links()[link].rate);
   }
-  p.load = read_load(r, "load");
+  p.load = r.number("load");
   const FlowSizeCdf sizes = read_cdf(r, "cdf");
   if (sizes.mean() <= 0) r.fail("cdf", "every size is 0", "a CDF with a positive mean size");
   p.sizes = &sizes;
-  p.duration = r.time("duration", std::nullopt, Time::ps(1));
+  p.duration = r.time("duration");
   p.common = read_common(r, name);
   check_end(r, "duration", p.common.start, p.duration);
-  p.max_flows = static_cast<uint64_t>(r.integer("max_flows", kDefaultMaxFlows, 1, INT64_MAX));
+  p.max_flows = static_cast<uint64_t>(r.integer("max_flows"));
   r.finish();
   try {
     return background(p, rng);
@@ -354,39 +325,28 @@ std::vector<FlowSpec> read_background(JsonReader& r, const Topology& t, const st
 
 void read_traffic(std::vector<JsonReader> items, const Topology& t, uint64_t seed,
                   std::vector<FlowSpec>& flows) {
-  enum class Kind { kFlow, kIncast, kPermutation, kAllToAll, kBackground };
-  static const std::vector<std::pair<std::string, Kind>> kinds = {
-      {"flow", Kind::kFlow},
-      {"incast", Kind::kIncast},
-      {"permutation", Kind::kPermutation},
-      {"all_to_all", Kind::kAllToAll},
-      {"background", Kind::kBackground}};
   for (size_t i = 0; i < items.size(); ++i) {
     JsonReader& r = items[i];
-    const Kind kind = r.choice<Kind>("kind", kinds);
-    std::string kind_name;
-    for (const auto& [s, k] : kinds) {
-      if (k == kind) kind_name = s;
-    }
+    const auto kind = r.kind_as<TrafficKind>();
     // Flows of item i are named "<kind>[i].<suffix>" unless it has a name,
     // and draw from their own stream, keyed by the item's position.
-    const std::string name = kind_name + "[" + std::to_string(i) + "]";
+    const std::string name = r.kind_name() + "[" + std::to_string(i) + "]";
     RngStream rng(seed, "traffic[" + std::to_string(i) + "]");
     std::vector<FlowSpec> made;
     switch (kind) {
-      case Kind::kFlow:
+      case TrafficKind::kFlow:
         made = read_flow(r, t);
         break;
-      case Kind::kIncast:
+      case TrafficKind::kIncast:
         made = read_incast(r, t, name, rng);
         break;
-      case Kind::kPermutation:
+      case TrafficKind::kPermutation:
         made = read_permutation(r, t, name, rng);
         break;
-      case Kind::kAllToAll:
+      case TrafficKind::kAllToAll:
         made = read_all_to_all(r, t, name);
         break;
-      case Kind::kBackground:
+      case TrafficKind::kBackground:
         made = read_background(r, t, name, rng);
         break;
     }

@@ -1,0 +1,181 @@
+#include "models/traffic/traffic_params.h"
+
+#include "models/nic/work_request.h"
+#include "models/traffic/patterns.h"
+
+namespace rdmasim {
+namespace {
+
+constexpr const char* kHostSchema =
+    R"({"anyOf": [{"type": "string", "minLength": 1}, {"type": "integer", "minimum": 0}]})";
+
+std::string host_set_schema() {
+  return std::string(R"({"anyOf": [{"const": "all"}, {"type": "integer", "minimum": 0},)") +
+         R"( {"type": "array", "items": )" + kHostSchema + "}]}";
+}
+
+// The keys every kind shares: size (except background), start, op, name,
+// rate, qps.
+void add_common(ParamTable& f, bool sized) {
+  if (sized) {
+    f.add("size", ParamKind::kBytes).doc("message length of every flow, in bytes");
+  }
+  f.add("start", ParamKind::kTime)
+      .def(Time::zero())
+      .doc(
+          "when the item starts: the post time of its flows (plus `jitter`, `stagger`, or the "
+          "arrival times of `background`)");
+  f.add_choice("op",
+               std::vector<std::pair<std::string, Verb>>{
+                   {"write", Verb::kWrite}, {"send", Verb::kSend}, {"read", Verb::kRead}})
+      .def(static_cast<int64_t>(Verb::kWrite))
+      .doc(
+          "RDMA WRITE, SEND or READ, for every flow of the item; a READ's data flows from `dst` "
+          "to `src` (the requester)");
+  f.add("name", ParamKind::kString)
+      .computed("\"<kind>[i]\" (a flow: \"\")")
+      .doc("prefix of the flows' names (`i` is the item's position in `traffic`)");
+  f.add("rate", ParamKind::kRate)
+      .optional("line rate")
+      .doc(
+          "pace every flow of the item to this rate (its QPs share it): the NIC's per-QP rate "
+          "limiter");
+  f.add("qps", ParamKind::kInt)
+      .range(1, 256)
+      .def(int64_t{1})
+      .doc(
+          "stripe each flow over this many QP pairs, each with its own UDP source port (ECMP "
+          "entropy), like NCCL's `NCCL_IB_QPS_PER_CONNECTION`")
+      .source("NCCL");
+}
+
+const ParamTable& flow_params() {
+  static const ParamTable t = [] {
+    ParamTable f("traffic.flow", "one message between two hosts");
+    f.add("src", ParamKind::kCustom).takes("host", kHostSchema).doc("the requester");
+    f.add("dst", ParamKind::kCustom)
+        .takes("host", kHostSchema)
+        .doc("the responder (for a READ, where the data comes from); not `src`");
+    add_common(f, true);
+    return f;
+  }();
+  return t;
+}
+
+const ParamTable& incast_params() {
+  static const ParamTable t = [] {
+    ParamTable f("traffic.incast", "N senders to one receiver");
+    f.add("dst", ParamKind::kCustom).takes("host", kHostSchema).doc("the receiver");
+    f.add("senders", ParamKind::kCustom)
+        .takes("host set", host_set_schema())
+        .doc("who sends; `dst` may not be among them");
+    add_common(f, true);
+    f.add("jitter", ParamKind::kTime)
+        .def(Time::zero())
+        .doc(
+            "each sender's flow is posted at `start + U`, U uniform on the whole picoseconds 0 "
+            "… jitter, drawn per sender in `senders` order");
+    return f;
+  }();
+  return t;
+}
+
+const ParamTable& permutation_params() {
+  static const ParamTable t = [] {
+    using Pattern = PermutationParams::Pattern;
+    ParamTable f("traffic.permutation", "every host sends to one other, every host receives once");
+    f.add("hosts", ParamKind::kCustom)
+        .takes("host set", host_set_schema())
+        .def(std::string("all"))
+        .doc("the hosts that take part (n ≥ 2)");
+    f.add_choice("pattern",
+                 std::vector<std::pair<std::string, Pattern>>{{"random", Pattern::kRandom},
+                                                              {"shift", Pattern::kShift}})
+        .def(static_cast<int64_t>(Pattern::kRandom))
+        .doc("how receivers are chosen");
+    f.add("shift", ParamKind::kInt)
+        .range(1, 1'000'000)
+        .when("pattern", {"shift"})
+        .doc("the k-th host sends to host (k + shift) mod n of `hosts`; 1 … n−1");
+    f.add_choice(
+         "across",
+         std::vector<std::pair<std::string, int64_t>>{{"none", 0}, {"leaf", 1}, {"group", 2}})
+        .def(int64_t{0})
+        .when("pattern", {"random"})
+        .doc("no host sends to a host of its own leaf / group");
+    add_common(f, true);
+    return f;
+  }();
+  return t;
+}
+
+const ParamTable& all_to_all_params() {
+  static const ParamTable t = [] {
+    ParamTable f("traffic.all_to_all", "every host sends to every other, in rounds");
+    f.add("hosts", ParamKind::kCustom)
+        .takes("host set", host_set_schema())
+        .def(std::string("all"))
+        .doc("n ≥ 2 hosts");
+    add_common(f, true);
+    f.add("stagger", ParamKind::kTime)
+        .def(Time::zero())
+        .doc("round r is posted at start + (r − 1) × stagger");
+    return f;
+  }();
+  return t;
+}
+
+const ParamTable& background_params() {
+  static const ParamTable t = [] {
+    ParamTable f("traffic.background",
+                 "Poisson arrivals per host at a target load, sizes from a flow-size CDF");
+    f.add("hosts", ParamKind::kCustom)
+        .takes("host set", host_set_schema())
+        .def(std::string("all"))
+        .doc("the hosts that send and receive (n ≥ 2)");
+    f.add("load", ParamKind::kNumber)
+        .number_range(0.0, 1.0, true)
+        .doc("offered load of each host, as a fraction of the rate of its link (its NIC port)");
+    f.add("cdf", ParamKind::kCustom)
+        .takes(
+            "CDF name, file, or [[bytes, percent], ...]",
+            R"({"anyOf": [{"type": "string", "minLength": 1}, {"type": "array", "items":)"
+            R"( {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}}]})")
+        .doc(
+            "flow sizes: `websearch`, `fb_hadoop`, `alistorage`, `google_rpc`, a file of "
+            "\"<bytes> <percent>\" lines, or the points inline");
+    f.add("duration", ParamKind::kTime)
+        .min(Time::ps(1))
+        .doc("arrivals in the closed window [start, start + duration] are kept");
+    add_common(f, false);
+    f.add("max_flows", ParamKind::kInt)
+        .range(1, std::numeric_limits<int64_t>::max())
+        .def(kDefaultMaxFlows)
+        .doc(
+            "an error if the item would make more flows (a guard against a mistyped load or "
+            "duration)");
+    return f;
+  }();
+  return t;
+}
+
+}  // namespace
+
+const ParamTable& traffic_params() {
+  static const ParamTable t = [] {
+    ParamTable f("traffic", "one traffic item (docs/traffic.md)");
+    f.set_discriminator("kind", "the pattern");
+    f.add_variant("flow", TrafficKind::kFlow, flow_params(), "one message between two hosts");
+    f.add_variant("incast", TrafficKind::kIncast, incast_params(), "N senders to one receiver");
+    f.add_variant("permutation", TrafficKind::kPermutation, permutation_params(),
+                  "every host sends to one other: random (optionally across leaves) or a shift");
+    f.add_variant("all_to_all", TrafficKind::kAllToAll, all_to_all_params(),
+                  "every host sends to every other, in rounds");
+    f.add_variant("background", TrafficKind::kBackground, background_params(),
+                  "Poisson arrivals per host at a target load, sizes from a flow-size CDF");
+    return f;
+  }();
+  return t;
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,194 @@
+#include "sim/scenario/scenario_params.h"
+
+#include "models/nic/nic_params.h"
+#include "models/switch/switch_params.h"
+#include "models/traffic/traffic_params.h"
+#include "topologies/topology_params.h"
+
+namespace rdmasim {
+namespace {
+
+constexpr const char* kNameSchema = R"({"type": "string", "minLength": 1})";
+
+const Fields<FabricConfig>& roce_params() {
+  static const Fields<FabricConfig> t = [] {
+    Fields<FabricConfig> f("fabric.roce", "RoCE v2 framing");
+    f.choice("ip", &FabricConfig::ip,
+             std::vector<std::pair<std::string, IpVersion>>{{"ipv4", IpVersion::kIpv4},
+                                                            {"ipv6", IpVersion::kIpv6}})
+        .doc("IP header of RoCE v2 packets (20 or 40 bytes)")
+        .source("IBA Annex A17");
+    f.boolean("vlan", &FabricConfig::vlan)
+        .doc("whether frames carry an 802.1Q tag (4 bytes)")
+        .source("IEEE 802.1Q");
+    return f;
+  }();
+  return t;
+}
+
+// One fault's window: from `at`, until `until` (absent: for good).
+void add_window(ParamTable& f) {
+  f.add("at", ParamKind::kTime).def(Time::zero()).doc("when it starts");
+  f.add("until", ParamKind::kTime).optional("for good").doc("when it ends (after `at`)");
+}
+
+const ParamTable& link_down_params() {
+  static const ParamTable t = [] {
+    ParamTable f("faults.link_down", "every cable between two nodes goes down");
+    f.add("a", ParamKind::kString).doc("one end (a node name)");
+    f.add("b", ParamKind::kString).doc("the other end (a node name)");
+    add_window(f);
+    return f;
+  }();
+  return t;
+}
+
+const ParamTable& node_down_params() {
+  static const ParamTable t = [] {
+    ParamTable f("faults.node_down", "every cable of a node goes down");
+    f.add("node", ParamKind::kString).doc("the node (its name)");
+    add_window(f);
+    return f;
+  }();
+  return t;
+}
+
+const ParamTable& bit_errors_params() {
+  static const ParamTable t = [] {
+    ParamTable f("faults.bit_errors", "random bit errors on every cable between two nodes");
+    f.add("a", ParamKind::kString).doc("one end (a node name)");
+    f.add("b", ParamKind::kString).doc("the other end (a node name)");
+    f.add("ber", ParamKind::kNumber)
+        .number_range(0.0, 1e-2)
+        .doc("bit error rate: a frame of b bits is lost with probability 1 − (1 − ber)^b");
+    return f;
+  }();
+  return t;
+}
+
+const ParamTable& pfc_storm_params() {
+  static const ParamTable t = [] {
+    ParamTable f("faults.pfc_storm", "a NIC keeps its neighbour paused");
+    f.add("host", ParamKind::kString).doc("the host whose NIC storms (its name)");
+    f.add("priority", ParamKind::kInt).range(0, 7).def(int64_t{3}).doc("the paused priority");
+    add_window(f);
+    return f;
+  }();
+  return t;
+}
+
+}  // namespace
+
+const Fields<FabricConfig>& fabric_params() {
+  static const Fields<FabricConfig> t = [] {
+    using F = FabricConfig;
+    Fields<F> f("fabric", "transport and device parameters");
+    f.choice("transport", &F::transport,
+             std::vector<std::pair<std::string, Transport>>{{"roce_v2", Transport::kRoceV2}})
+        .doc("the wire protocol (native InfiniBand arrives with its own issue)");
+    f.integer(
+         "mtu", [](F& c) -> uint32_t& { return c.nic.mtu; }, 256, 4096)
+        .unit("bytes")
+        .doc(
+            "RDMA path MTU: the largest payload per packet. Any value in range is accepted so "
+            "that published set-ups with e.g. 1000-byte payloads can be rebuilt")
+        .source("IBTA: 256 … 4096 in powers of two");
+    f.integer("ethernet_mtu", &F::ethernet_mtu, 1518, 16384)
+        .unit("bytes")
+        .doc(
+            "largest Ethernet frame, destination MAC through FCS; a packet with a full path-MTU "
+            "payload must fit")
+        .source("9216: common jumbo frame");
+    f.add_object("roce", roce_params()).doc("RoCE v2 framing");
+    f.add_object("link", fabric_link_params()).doc("the default cable");
+    f.add_object("nic", nic_params()).doc("the NIC model (docs/nic.md)");
+    f.add_object("switch", switch_params()).doc("the switch model (docs/switch.md)");
+    return f;
+  }();
+  return t;
+}
+
+const Fields<OutputConfig>& output_params() {
+  static const Fields<OutputConfig> t = [] {
+    using O = OutputConfig;
+    Fields<O> f("output", "what is written, and where");
+    f.add("dir", ParamKind::kCustom)
+        .takes("path", kNameSchema)
+        .optional("out/<name>")
+        .doc(
+            "folder for every artefact of the run; `--out` overrides it (not part of the "
+            "resolved scenario: where results go does not change them)");
+    f.boolean("trace", &O::trace).doc("write `trace.h5` (docs/trace.md)");
+    f.time("queue_interval", &O::queue_interval, Time::ns(1))
+        .optional("off")
+        .doc("sample switch egress queue depths this often (`/queues`)");
+    f.time("link_interval", &O::link_interval, Time::ns(1))
+        .optional("off")
+        .doc("sample every link's cumulative counters this often (`/link_samples`)");
+    f.boolean("pfc_events", &O::pfc_events)
+        .def_from("trace")
+        .doc("record every PFC frame sent or received by a switch (`/pfc`)");
+    f.boolean("drop_events", &O::drop_events)
+        .def_from("trace")
+        .doc("record every packet a switch drops, with the reason (`/drops`)");
+    f.boolean("flow_paths", &O::flow_paths)
+        .def_from("trace")
+        .doc("record the links each flow's data took (`/flow_paths`)");
+    return f;
+  }();
+  return t;
+}
+
+const Fields<StopConfig>& stop_params() {
+  static const Fields<StopConfig> t = [] {
+    Fields<StopConfig> f("stop", "when to stop early");
+    f.time("time", &StopConfig::time, Time::ps(1))
+        .optional("when every flow has completed")
+        .doc("stop when simulated time reaches this, even if traffic is still running");
+    return f;
+  }();
+  return t;
+}
+
+const ParamTable& fault_params() {
+  static const ParamTable t = [] {
+    ParamTable f("faults", "one fault (docs/faults.md)");
+    f.set_discriminator("kind", "what fails");
+    f.add_variant("link_down", FaultKind::kLinkDown, link_down_params(),
+                  "every cable between two nodes goes down, and up again at `until`");
+    f.add_variant("node_down", FaultKind::kNodeDown, node_down_params(),
+                  "every cable of a node goes down");
+    f.add_variant("bit_errors", FaultKind::kBitErrors, bit_errors_params(),
+                  "random bit errors on a cable");
+    f.add_variant("pfc_storm", FaultKind::kPfcStorm, pfc_storm_params(),
+                  "a NIC keeps its neighbour paused");
+    return f;
+  }();
+  return t;
+}
+
+const ParamTable& scenario_params() {
+  static const ParamTable t = [] {
+    ParamTable f("scenario", "one run: fabric, topology, traffic, outputs and stop time");
+    f.add("name", ParamKind::kString)
+        .computed("the file name without `.json`")
+        .doc("names the run; the default output folder is `out/<name>`");
+    f.add("seed", ParamKind::kInt)
+        .range(0, std::numeric_limits<int64_t>::max())
+        .def(int64_t{1})
+        .doc(
+            "master seed; every component draws from its own stream keyed by this seed and its "
+            "name");
+    f.add_object("fabric", fabric_params()).doc("transport and device parameters");
+    f.add_object("topology", topology_params()).required().doc("the network (docs/topologies.md)");
+    f.add_objects("traffic", traffic_params()).doc("what the hosts send (docs/traffic.md)");
+    f.add_objects("faults", fault_params())
+        .doc("links and nodes going down, bit errors, PFC storms (docs/faults.md)");
+    f.add_object("output", output_params()).doc("what is written, and where");
+    f.add_object("stop", stop_params()).doc("when to stop early");
+    return f;
+  }();
+  return t;
+}
+
+}  // namespace rdmasim
