@@ -189,7 +189,7 @@ ParamBuilder ParamTable::add_object(std::string key, const ParamTable& child) {
   Param& p = push(std::move(key), ParamKind::kObject);
   p.child = &child;
   p.def_kind = ParamDefault::kComputed;
-  p.def_text = "see below";
+  p.def_text = "{}";
   return ParamBuilder(p);
 }
 

@@ -15,7 +15,7 @@ packages=(
   libboost-graph-dev libboost-program-options-dev
   nlohmann-json3-dev libfmt-dev catch2
   libhdf5-dev hdf5-tools
-  python3 python3-h5py python3-numpy python3-pandas python3-matplotlib
+  python3 python3-h5py python3-numpy python3-pandas python3-matplotlib python3-jsonschema
 )
 
 missing=()

@@ -125,7 +125,7 @@ const Fields<FatTreeConfig>& fat_tree_params() {
         .number_range(0.0, 1e9, true)
         .optional("1: non-blocking")
         .when_absent("k")
-        .when_absent("uplinks_per_leaf")
+        .when("uplinks_per_leaf", {"0"})
         .doc(
             "host-facing over fabric-facing capacity of a leaf (3 means 3:1); sets "
             "`uplinks_per_leaf`, which must come out whole");

@@ -21,6 +21,7 @@ void add_common(ParamTable& f, bool sized) {
     f.add("size", ParamKind::kBytes).doc("message length of every flow, in bytes");
   }
   f.add("start", ParamKind::kTime)
+      .group("common")
       .def(Time::zero())
       .doc(
           "when the item starts: the post time of its flows (plus `jitter`, `stagger`, or the "
@@ -28,19 +29,23 @@ void add_common(ParamTable& f, bool sized) {
   f.add_choice("op",
                std::vector<std::pair<std::string, Verb>>{
                    {"write", Verb::kWrite}, {"send", Verb::kSend}, {"read", Verb::kRead}})
+      .group("common")
       .def(static_cast<int64_t>(Verb::kWrite))
       .doc(
           "RDMA WRITE, SEND or READ, for every flow of the item; a READ's data flows from `dst` "
           "to `src` (the requester)");
   f.add("name", ParamKind::kString)
+      .group("common")
       .computed("\"<kind>[i]\" (a flow: \"\")")
       .doc("prefix of the flows' names (`i` is the item's position in `traffic`)");
   f.add("rate", ParamKind::kRate)
+      .group("common")
       .optional("line rate")
       .doc(
           "pace every flow of the item to this rate (its QPs share it): the NIC's per-QP rate "
           "limiter");
   f.add("qps", ParamKind::kInt)
+      .group("common")
       .range(1, 256)
       .def(int64_t{1})
       .doc(

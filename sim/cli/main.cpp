@@ -1,10 +1,12 @@
 // The rdmasim command line (docs/cli.md). Exit codes: 0 complete or time
-// limit, 1 internal error, 2 bad input, 3 no progress.
+// limit, 1 internal error, 2 bad input, 3 no progress (stalled), 4 a QP ran
+// out of retries, 5 PFC deadlock.
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -15,8 +17,10 @@
 #include "sim/output/summary.h"
 #include "sim/output/trace_writer.h"
 #include "sim/output/version.h"
+#include "sim/scenario/describe.h"
 #include "sim/scenario/runner.h"
 #include "sim/scenario/scenario_error.h"
+#include "sim/scenario/schema.h"
 #include "topologies/export.h"
 
 namespace po = boost::program_options;
@@ -31,8 +35,43 @@ const char* kUsage =
     "usage: rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] "
     "[--quiet]\n"
     "       rdmasim validate FILE [--set PATH=VALUE]... [--seed N]\n"
+    "       rdmasim resolve FILE [--set PATH=VALUE]... [--seed N]\n"
     "       rdmasim topo FILE [--summary] [--dot PATH|-] [--set PATH=VALUE]...\n"
-    "       rdmasim --version | --help\n";
+    "       rdmasim describe [KEY.PATH] [--markdown [--group G | --exclude G]]\n"
+    "       rdmasim schema\n"
+    "       rdmasim COMMAND --help | --version | --help\n";
+
+// What each command does, for `rdmasim COMMAND --help`.
+struct Command {
+  const char* name;
+  const char* usage;
+  const char* what;
+};
+constexpr Command kCommands[] = {
+    {"run", "rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] [--quiet]",
+     "Runs a scenario and writes summary.json and trace.h5 (docs/cli.md)."},
+    {"validate", "rdmasim validate FILE [--set PATH=VALUE]... [--seed N]",
+     "Checks a scenario (every key, the topology, the traffic) without running it."},
+    {"resolve", "rdmasim resolve FILE [--set PATH=VALUE]... [--seed N]",
+     "Prints the scenario as it runs: overrides applied, every default filled in; the text\n"
+     "the trace stores as /meta/scenario."},
+    {"topo", "rdmasim topo FILE [--summary] [--dot PATH|-] [--set PATH=VALUE]...",
+     "Prints the topology's counts per tier, links per rate and bisection bandwidth, or\n"
+     "writes it as Graphviz."},
+    {"describe", "rdmasim describe [KEY.PATH] [--markdown [--group G | --exclude G]]",
+     "Prints every scenario parameter under KEY.PATH (all of them without one) with its\n"
+     "type, unit, default and description. A kind is a path segment of its own:\n"
+     "fabric.nic.timeout, topology.fat_tree.k, traffic.incast.jitter."},
+    {"schema", "rdmasim schema",
+     "Prints the JSON Schema (draft 2020-12) of scenario files, as docs/schema.json."},
+};
+
+const Command* find_command(const std::string& name) {
+  for (const Command& c : kCommands) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
 
 int bad_input(const std::string& line) {
   std::cerr << "rdmasim: error: " << line << "\n";
@@ -49,14 +88,26 @@ struct Args {
   uint32_t threads = 1;
   std::string dot;
   bool summary = false;
+  std::string key_path;
+  bool markdown = false;
+  std::string group;
+  std::string exclude;
+  bool help = false;
 };
 
 po::options_description options_for(const std::string& command) {
   po::options_description opts;
-  opts.add_options()("file", po::value<std::string>(), "scenario file")(
-      "set", po::value<std::vector<std::string>>()->composing(),
-      "override a scenario key: PATH=VALUE (repeatable)")("seed", po::value<std::string>(),
-                                                          "override the scenario's seed");
+  opts.add_options()("help,h", po::bool_switch(), "print this help");
+  if (command == "describe") {
+    opts.add_options()("markdown", po::bool_switch(), "print a Markdown table (for docs/*.md)")(
+        "group", po::value<std::string>(), "with --markdown: only the parameters of this group")(
+        "exclude", po::value<std::string>(), "with --markdown: all but this group's");
+    return opts;
+  }
+  if (command == "schema") return opts;
+  opts.add_options()("set", po::value<std::vector<std::string>>()->composing(),
+                     "override a scenario key: PATH=VALUE (repeatable)")(
+      "seed", po::value<std::string>(), "override the scenario's seed");
   if (command == "run") {
     opts.add_options()("out", po::value<std::string>(), "folder for every artefact of the run")(
         "quiet,q", po::bool_switch(), "print nothing but errors")(
@@ -72,17 +123,33 @@ po::options_description options_for(const std::string& command) {
 
 Args parse(const std::string& command, int argc, char** argv) {
   po::options_description opts = options_for(command);
+  po::options_description hidden;
+  hidden.add_options()("positional", po::value<std::string>());
+  po::options_description all;
+  all.add(opts).add(hidden);
   po::positional_options_description pos;
-  pos.add("file", 1);
+  if (command != "schema") pos.add("positional", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
+  po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
   po::notify(vm);
   Args a;
   a.command = command;
-  if (!vm.count("file"))
+  a.help = vm["help"].as<bool>();
+  if (a.help) return a;
+  if (command == "describe" || command == "schema") {
+    if (vm.count("positional")) a.key_path = vm["positional"].as<std::string>();
+    if (vm.count("markdown")) a.markdown = vm["markdown"].as<bool>();
+    if (vm.count("group")) a.group = vm["group"].as<std::string>();
+    if (vm.count("exclude")) a.exclude = vm["exclude"].as<std::string>();
+    if ((!a.group.empty() || !a.exclude.empty()) && !a.markdown) {
+      throw ScenarioError("describe: --group and --exclude go with --markdown");
+    }
+    return a;
+  }
+  if (!vm.count("positional"))
     throw ScenarioError(command + ": missing scenario FILE (expected e.g. rdmasim " + command +
                         " scenarios/quickstart.json)");
-  a.file = vm["file"].as<std::string>();
+  a.file = vm["positional"].as<std::string>();
   if (vm.count("set")) a.sets = vm["set"].as<std::vector<std::string>>();
   if (vm.count("seed")) {
     const std::string s = vm["seed"].as<std::string>();
@@ -191,6 +258,42 @@ int validate(const Args& a) {
   return 0;
 }
 
+int resolve(const Args& a) {
+  const Scenario sc = load(a);
+  std::cout << sc.resolved_json << "\n";
+  return 0;
+}
+
+int describe(const Args& a) {
+  const ParamNode node = find_param(a.key_path);
+  if (a.markdown) {
+    if (node.param != nullptr && node.param->child == nullptr) {
+      throw ScenarioError("describe: " + a.key_path +
+                          ": --markdown takes a path to an object or a kind (expected e.g. "
+                          "fabric.nic)");
+    }
+    ParamNode table = node;
+    if (node.param != nullptr) table = ParamNode{node.param->child, nullptr, node.path};
+    std::cout << describe_markdown(table, a.group, a.exclude);
+  } else {
+    std::cout << describe_text(node);
+  }
+  return 0;
+}
+
+int schema() {
+  std::cout << scenario_schema().dump(2) << "\n";
+  return 0;
+}
+
+int help(const std::string& command) {
+  const Command* c = find_command(command);
+  std::cout << "usage: " << c->usage << "\n\n"
+            << c->what << "\n\noptions:" << options_for(command)
+            << "\nSee docs/cli.md for the commands and docs/scenario.md for the scenario format.\n";
+  return 0;
+}
+
 int topo(const Args& a) {
   const Scenario sc = load(a);
   if (!a.dot.empty()) {
@@ -218,19 +321,30 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "--help" || command == "-h" || command == "help") {
-    std::cout
-        << kUsage << "\n"
-        << "run options:" << options_for("run") << "\ntopo options:" << options_for("topo")
-        << "\nSee docs/cli.md for the commands and docs/scenario.md for the scenario format.\n";
+    std::cout << kUsage << "\ncommands:\n";
+    for (const Command& c : kCommands) {
+      std::string what = c.what;
+      for (size_t i = what.find('\n'); i != std::string::npos; i = what.find('\n', i + 1)) {
+        what.insert(i + 1, 12, ' ');
+      }
+      std::cout << "  " << c.name << std::string(10 - std::strlen(c.name), ' ') << what << "\n";
+    }
+    std::cout << "\nrdmasim COMMAND --help lists a command's options. See docs/cli.md for the\n"
+                 "commands and docs/scenario.md for the scenario format.\n";
     return 0;
   }
-  if (command != "run" && command != "validate" && command != "topo") {
+  if (find_command(command) == nullptr) {
     return bad_input("unknown command \"" + command +
-                     "\" (expected run, validate, topo, --version or --help)");
+                     "\" (expected run, validate, resolve, topo, describe, schema, --version or "
+                     "--help)");
   }
   try {
     const Args a = parse(command, argc - 1, argv + 1);
+    if (a.help) return help(command);
     if (command == "topo") return topo(a);
+    if (command == "resolve") return resolve(a);
+    if (command == "describe") return describe(a);
+    if (command == "schema") return schema();
     return command == "run" ? run(a) : validate(a);
   } catch (const ConfigError& e) {
     return bad_input(e.what());

@@ -3,7 +3,8 @@
 #
 # Command-line checks of rdmasim (docs/scenario.md, "Exit codes"). CHECK is one
 # of: version, no-arguments, unknown-command, set-without-equals,
-# out-inside-file, good-run, deterministic, threads-bad, threads-deterministic. Exit status 0 if the check holds,
+# out-inside-file, good-run, deterministic, threads-bad, threads-deterministic,
+# help, describe, resolve, schema. Exit status 0 if the check holds,
 # 1 otherwise (with a message saying what was seen).
 set -u
 
@@ -193,8 +194,86 @@ for k in sorted(set(a) | set(c)):
 EOF
       fail "summary.json of a 2-thread run"
     ;;
+  help)
+    # Every command takes --help: usage on stdout, exit 0, nothing on stderr.
+    for c in run validate resolve topo describe schema; do
+      run "$c" --help
+      expect_code 0
+      grep -q "^usage: rdmasim $c" "$tmp/stdout" || { dump; fail "$shown: no usage line"; }
+      [ ! -s "$tmp/stderr" ] || { dump; fail "$shown: printed to stderr"; }
+    done
+    run --help
+    expect_code 0
+    for c in run validate resolve topo describe schema; do
+      grep -q "^  $c " "$tmp/stdout" || { dump; fail "$shown: does not list $c"; }
+    done
+    ;;
+  describe)
+    run describe fabric.nic.ack_interval
+    expect_code 0
+    grep -q "^fabric.nic.ack_interval: integer 1..1000000, packets; default 1$" "$tmp/stdout" ||
+      { dump; fail "$shown: not the parameter's line"; }
+    # A subtree lists every key under it, kinds as path segments.
+    run describe traffic
+    expect_code 0
+    for k in traffic.kind traffic.incast.jitter traffic.permutation.shift traffic.background.cdf; do
+      grep -q "^$k: " "$tmp/stdout" || { dump; fail "$shown: lacks $k"; }
+    done
+    run describe
+    expect_code 0
+    for k in seed fabric.switch.pfc.headroom topology.fat_tree.k output.trace stop.time; do
+      grep -q "^$k: " "$tmp/stdout" || { dump; fail "$shown: lacks $k"; }
+    done
+    run describe topology.fat_tree.leaves
+    expect_code 0
+    grep -q 'Only without `k` and with `tiers` `2`' "$tmp/stdout" ||
+      { dump; fail "$shown: does not say when it applies"; }
+    # Bad key paths: one line, exit 2, a suggestion when close.
+    run describe fabric.nic.ack_intervall
+    expect_code 2
+    expect_error_line 'describe: fabric.nic.ack_intervall: unknown key (did you mean "ack_interval"?)'
+    run describe topology.fat_tre.k
+    expect_code 2
+    expect_error_line 'did you mean "fat_tree"?'
+    run describe seed.x
+    expect_code 2
+    expect_error_line 'describe: seed.x: seed is integer'
+    run describe fabric --group forwarding
+    expect_code 2
+    expect_error_line "--group and --exclude go with --markdown"
+    ;;
+  resolve)
+    # What resolve prints is byte for byte what the trace stores.
+    run resolve "$quickstart" --set fabric.mtu=1024 --seed 9
+    expect_code 0
+    cp "$tmp/stdout" "$tmp/resolved.json"
+    run run "$quickstart" --out "$tmp/out" --set fabric.mtu=1024 --seed 9 --quiet
+    expect_code 0
+    "$python" - "$tmp/resolved.json" "$tmp/out/trace.h5" <<'EOF' || fail "resolve differs from /meta/scenario"
+import json, sys, h5py
+printed = open(sys.argv[1], "rb").read()
+with h5py.File(sys.argv[2], "r") as f:
+    stored = f["meta/scenario"][()]
+stored = stored.encode() if isinstance(stored, str) else bytes(stored)
+if printed != stored + b"\n":
+    sys.exit("resolve printed %d bytes, the trace stores %d" % (len(printed), len(stored)))
+r = json.loads(printed)
+if r["seed"] != 9 or r["fabric"]["mtu"] != 1024 or r["fabric"]["nic"]["ack_dscp"] != 26:
+    sys.exit("overrides or defaults not in the resolved scenario")
+EOF
+    run resolve "$quickstart" --set fabric.mtuu=1
+    expect_code 2
+    expect_error_line 'fabric.mtuu: unknown key (did you mean "mtu"?)'
+    ;;
+  schema)
+    run schema
+    expect_code 0
+    cmp -s "$tmp/stdout" "$src/docs/schema.json" || fail "rdmasim schema differs from docs/schema.json"
+    run schema extra
+    expect_code 2
+    ;;
   *)
-    fail "unknown check (expected version, no-arguments, unknown-command, set-without-equals, out-inside-file, good-run, deterministic, threads-bad or threads-deterministic)"
+    fail "unknown check (expected version, help, describe, resolve, schema, no-arguments, unknown-command, set-without-equals, out-inside-file, good-run, deterministic, threads-bad or threads-deterministic)"
     ;;
 esac
 exit 0

@@ -1,0 +1,261 @@
+// Parameter tables (sim/params.h) and the reader that reads scenarios against
+// them (sim/scenario/json_reader.h): defaults from the config struct, words,
+// conditions, presets, kinds, and the loader bugs they turn into errors. And
+// the tables against every example scenario.
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sim/scenario/describe.h"
+#include "sim/scenario/json_reader.h"
+#include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_params.h"
+#include "test/support/catch_units.h"
+
+using namespace rdmasim;
+using nlohmann::json;
+
+namespace {
+
+enum class Mode : uint8_t { kFast, kSlow };
+
+struct Toy {
+  int count = 7;
+  Time delay = Time::us(3);
+  BitRate rate;  // 0: unlimited
+  Mode mode = Mode::kSlow;
+  bool on = true;
+  Bytes size = Bytes(100);
+  int shift = 0;
+};
+
+const Fields<Toy>& toy_params() {
+  static const Fields<Toy> t = [] {
+    Fields<Toy> f("toy");
+    f.add_choice("preset", std::vector<std::pair<std::string, int64_t>>{})
+        .optional("none")
+        .preset("big", {{"count", "100"}, {"size", "\"1MB\""}}, "test");
+    f.integer("count", &Toy::count, 1, 1000).doc("how many");
+    f.time("delay", &Toy::delay, Time::ns(1));
+    f.rate("rate", &Toy::rate).word("unlimited", BitRate(), "no limit");
+    f.choice(
+        "mode", &Toy::mode,
+        std::vector<std::pair<std::string, Mode>>{{"fast", Mode::kFast}, {"slow", Mode::kSlow}});
+    f.boolean("on", &Toy::on);
+    f.bytes("size", &Toy::size, Bytes(1));
+    f.integer("shift", &Toy::shift, 1, 9).required().when("mode", {"fast"});
+    f.add("extra", ParamKind::kInt).range(0, 5).def(int64_t{2}).def_from("count");
+    return f;
+  }();
+  return t;
+}
+
+// Reads `text` as a Toy; returns it and the resolved JSON.
+std::pair<Toy, json> read_toy(const std::string& text) {
+  const json in = json::parse(text);
+  json resolved = json::object();
+  JsonReader r(&in, "toy", &resolved, toy_params());
+  Toy t;
+  r.read(t);
+  r.finish();
+  return {t, resolved};
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    read_toy(text);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("params: defaults come from the config struct and are resolved", "[quick][params]") {
+  const auto [t, resolved] = read_toy("{}");
+  const Toy defaults;
+  CHECK(t.count == defaults.count);
+  CHECK(t.delay == defaults.delay);
+  CHECK(t.mode == Mode::kSlow);
+  CHECK(resolved == json::parse(R"({"count": 7, "delay": "3us", "rate": "unlimited",
+                                     "mode": "slow", "on": true, "size": 100})"));
+  const Param* count = toy_params().find("count");
+  REQUIRE(count != nullptr);
+  CHECK(std::get<int64_t>(count->def) == 7);
+  CHECK(count->expected() == "an integer from 1 to 1000");
+  CHECK(count->type_summary() == "integer 1..1000");
+}
+
+TEST_CASE("params: given values, words, ranges and choices", "[quick][params]") {
+  const auto [t, resolved] =
+      read_toy(R"({"count": 3, "rate": "100Gbps", "mode": "fast", "shift": 4, "on": false})");
+  CHECK(t.count == 3);
+  CHECK(t.rate == BitRate::gbps(100));
+  CHECK(t.mode == Mode::kFast);
+  CHECK(t.shift == 4);
+  CHECK_FALSE(t.on);
+  CHECK(resolved["rate"] == "100Gbps");
+  CHECK(read_toy(R"({"rate": "unlimited"})").first.rate == BitRate());
+  CHECK(error_of(R"({"count": 0})") ==
+        "toy.count: 0 is out of range (expected an integer from 1 to 1000)");
+  CHECK(error_of(R"({"delay": "0ns"})") ==
+        "toy.delay: \"0ns\" is too small (expected a time of at least 1ns)");
+  CHECK(error_of(R"({"mode": "fsat"})") ==
+        "toy.mode: \"fsat\" is not valid, did you mean \"fast\"? (expected one of \"fast\", "
+        "\"slow\")");
+  CHECK(error_of(R"({"rate": "unlimted"})").starts_with("toy.rate: \"unlimted\" is not a rate"));
+}
+
+TEST_CASE("params: a key applies only when its conditions hold", "[quick][params]") {
+  // shift: required with mode "fast", refused otherwise.
+  CHECK(error_of(R"({"mode": "fast"})") == "toy.shift: missing (expected an integer from 1 to 9)");
+  CHECK(error_of(R"({"shift": 2})") ==
+        "toy.shift: applies to mode \"fast\" only (expected no shift)");
+  const auto [t, resolved] = read_toy("{}");
+  CHECK_FALSE(resolved.contains("shift"));  // not applicable: not resolved
+}
+
+TEST_CASE("params: a preset sets defaults that explicit keys override", "[quick][params]") {
+  const auto [t, resolved] = read_toy(R"({"preset": "big"})");
+  CHECK(t.count == 100);
+  CHECK(t.size == Bytes(1'000'000));
+  CHECK(resolved["preset"] == "big");
+  const auto [u, r2] = read_toy(R"({"preset": "big", "count": 5})");
+  CHECK(u.count == 5);
+  CHECK(u.size == Bytes(1'000'000));
+  CHECK(error_of(R"({"preset": "bgi"})").starts_with("toy.preset: \"bgi\" is not valid"));
+}
+
+TEST_CASE("params: unknown keys, and loader bugs", "[quick][params]") {
+  CHECK(error_of(R"({"cuont": 1})") == "toy.cuont: unknown key (did you mean \"count\"?)");
+  // A declared key the loader never reads is a bug, reported as such.
+  const json in = json::parse(R"({"extra": 1})");
+  json resolved = json::object();
+  JsonReader r(&in, "toy", &resolved, toy_params());
+  Toy t;
+  r.read(t);
+  CHECK_THROWS_AS(r.finish(), std::logic_error);
+  // So is asking for a key the table does not declare.
+  CHECK_THROWS_AS(r.integer("undeclared"), std::logic_error);
+  // def_from: extra takes count's resolved value.
+  CHECK(r.integer("extra") == 1);
+  const json empty = json::object();
+  json res2 = json::object();
+  JsonReader q(&empty, "toy", &res2, toy_params());
+  q.read(t);
+  CHECK_THROWS_AS(q.integer("extra"), ScenarioError);  // 7 is out of extra's range 0..5
+}
+
+namespace {
+
+const ParamTable& shape_params() {
+  static const ParamTable circle = [] {
+    ParamTable f("circle");
+    f.add("radius", ParamKind::kNumber).number_range(0.0, 10.0);
+    return f;
+  }();
+  static const ParamTable square = [] {
+    ParamTable f("square");
+    f.add("side", ParamKind::kInt).range(1, 10).def(int64_t{1});
+    return f;
+  }();
+  static const ParamTable t = [] {
+    ParamTable f("shape");
+    f.set_discriminator("kind", "which shape");
+    f.add_variant("circle", int64_t{0}, circle, "round");
+    f.add_variant("square", int64_t{1}, square, "four sides");
+    f.add("color", ParamKind::kString).def(std::string("red"));
+    return f;
+  }();
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("params: kinds add their keys to the shared ones", "[quick][params]") {
+  const json in = json::parse(R"({"kind": "square", "side": 3})");
+  json resolved = json::object();
+  JsonReader r(&in, "shape", &resolved, shape_params());
+  CHECK(r.kind() == 1);
+  CHECK(r.kind_name() == "square");
+  CHECK(r.integer("side") == 3);
+  CHECK(r.string("color") == "red");
+  r.finish();
+  CHECK(resolved == json::parse(R"({"kind": "square", "side": 3, "color": "red"})"));
+  // Another kind's key is unknown here, with the kind's own keys suggested.
+  const json bad = json::parse(R"({"kind": "square", "radius": 3})");
+  json res2 = json::object();
+  JsonReader q(&bad, "shape", &res2, shape_params());
+  q.kind();
+  CHECK_THROWS_WITH(q.finish(), "shape.radius: unknown key (expected one of: color, kind, side)");
+  const json none = json::parse(R"({"kind": "triangle"})");
+  json res3 = json::object();
+  JsonReader k(&none, "shape", &res3, shape_params());
+  CHECK_THROWS_WITH(
+      k.kind(), "shape.kind: \"triangle\" is not valid (expected one of \"circle\", \"square\")");
+}
+
+// Every key of every example's resolved scenario is declared in the tables,
+// and applies where it is (the walk follows kinds).
+namespace {
+
+void walk(const json& obj, const ParamTable& table, const std::string& path) {
+  std::vector<const ParamTable*> tables{&table};
+  if (!table.discriminator().empty()) {
+    REQUIRE(obj.contains(table.discriminator()));
+    const ParamTable::Variant* v = table.variant(obj[table.discriminator()].get<std::string>());
+    REQUIRE(v != nullptr);
+    tables.push_back(v->table);
+  }
+  for (const auto& [key, value] : obj.items()) {
+    const Param* p = nullptr;
+    for (const ParamTable* t : tables) {
+      if (p == nullptr) p = t->find(key);
+    }
+    INFO(path + "." + key);
+    REQUIRE(p != nullptr);
+    if (p->kind == ParamKind::kObject) walk(value, *p->child, path + "." + key);
+    if (p->kind == ParamKind::kObjects) {
+      for (size_t i = 0; i < value.size(); ++i) {
+        walk(value[i], *p->child, path + "." + key + "[" + std::to_string(i) + "]");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("params: every key of every example's resolved scenario is in the tables",
+          "[quick][params]") {
+  namespace fs = std::filesystem;
+  int n = 0;
+  for (const char* dir : {"scenarios", "bench/scenarios"}) {
+    for (const auto& e : fs::directory_iterator(fs::path(RDMASIM_SOURCE_DIR) / dir)) {
+      if (e.path().extension() != ".json") continue;
+      INFO(e.path().string());
+      // Relative CDF files are named from the source folder.
+      const fs::path cwd = fs::current_path();
+      fs::current_path(RDMASIM_SOURCE_DIR);
+      const Scenario sc = load_scenario_file(e.path().string());
+      fs::current_path(cwd);
+      walk(json::parse(sc.resolved_json), scenario_params(), "");
+      ++n;
+    }
+  }
+  CHECK(n >= 20);
+}
+
+TEST_CASE("params: describe finds key paths through objects and kinds", "[quick][params]") {
+  CHECK(find_param("fabric.nic.ack_interval").param->key == "ack_interval");
+  CHECK(find_param("topology.fat_tree.k").param->key == "k");
+  CHECK_THROWS(find_param("traffic[3].jitter"));  // a kind's key needs the kind in the path
+  CHECK(find_param("traffic.incast.jitter").param->key == "jitter");
+  CHECK(find_param("traffic.incast").param == nullptr);
+  CHECK(find_param("").table == &scenario_params());
+  CHECK_THROWS_WITH(find_param("fabric.nic.timout"),
+                    "describe: fabric.nic.timout: unknown key (did you mean \"timeout\"?)");
+  CHECK(default_text(*find_param("fabric.nic.ack_dscp").param) == "= data_dscp");
+  CHECK(default_text(*find_param("fabric.switch.buffer").param) == "\"32MB\"");
+}
