@@ -1,5 +1,5 @@
 // DelayLine: a FIFO that hands each packet back to its owner at a due time,
-// with one pending event for the whole line (STYLE.md #6). Links use it for
+// with one pending event for the whole line. Links use it for
 // propagation; switches for their pipeline latency.
 //
 // Contract:

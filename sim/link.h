@@ -7,7 +7,7 @@
 //     time the frame's last bit leaves, at which the sender may send again.
 //  2. Frames arrive in the order sent (constant delay, one serializer), so the
 //     link keeps its in-flight frames in a DelayLine and has at most one
-//     pending event: the arrival of the oldest (STYLE.md #6).
+//     pending event: the arrival of the oldest.
 //  3. Serialization carries its rounding remainder (sim/units.h Serializer),
 //     so n back-to-back frames take the exact total time to within 1 ps.
 //  4. The delay must be positive: it is the lookahead that lets a topology be

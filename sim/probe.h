@@ -1,6 +1,6 @@
 // Probe: a named point where a model reports something that happened (a PFC
 // frame, a drop). Recorders attach from outside, by configuration; with
-// nothing attached, emitting costs one branch (STYLE.md #13).
+// nothing attached, emitting costs one branch.
 #pragma once
 
 #include <functional>

@@ -1,5 +1,5 @@
 // Topology: the network as a graph, built before any device model exists.
-// Generators (star, graph, and later fat-tree and rail-optimized) only build
+// Generators (star, graph, fat-tree, rail-optimized; generators.h) only build
 // this description; the run builder then creates one device per node and one
 // cable per link through the same API a test uses (sim/cable.h).
 //

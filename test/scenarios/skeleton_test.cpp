@@ -64,7 +64,8 @@ TEST_CASE("quickstart goodput matches the header-overhead formula", "[skeleton]"
   REQUIRE(r.result.flows.size() == 1);
   const FlowResult& f = r.result.flows[0];
   const double goodput = static_cast<double>(f.bytes) * 8 / f.fct().in_seconds();
-  // 4096 / 4178 of the 400 Gb/s line rate = 392.15 Gb/s (REFERENCES.md §3.4).
+  // 4096 / 4178 of the 400 Gb/s line rate = 392.15 Gb/s (RoCE v2 framing: IBA Annex A17, IEEE
+  // 802.3).
   CHECK(goodput == Approx(4096.0 / 4178.0 * 400e9).epsilon(0.002));
 }
 

@@ -1,4 +1,4 @@
-// Validation case V1 (../shared/validation/CASES.md): RoCE v2 wire format and
+// Validation case V1 (docs/validation.md): RoCE v2 wire format and
 // serialisation. A 1 MiB WRITE over one RoCE v2 hop at 100G and at 400G, path
 // MTU 4096, IPv4, no VLAN. The frame sizes of CNP and PFC are checked in
 // test/models/proto/wire_format_test.cpp ("V1 RoCE v2 frame sizes").

@@ -1,6 +1,7 @@
-// Validation case V4 (CASES.md): PFC headroom and XOFF/XON. V4(a), the pause
+// Validation case V4 (docs/validation.md): PFC headroom and XOFF/XON. V4(a), the pause
 // timing at a sender, is tested with the NIC (test/models/nic/). Expected
-// values are computed here from the formulas of REFERENCES.md §2.3-2.4.
+// values are computed here from the formulas of Cisco white paper c11-542809 and the HPCC
+// simulator's MMU (docs/switch.md).
 #include "test/support/catch_units.h"
 
 #include <cmath>
@@ -124,7 +125,7 @@ HeadroomRun run_headroom(Bytes headroom, bool lossy_stream, Time lossy_offset, T
   return r;
 }
 
-// The worst-case headroom of REFERENCES.md §2.3, in bytes, with the
+// The worst-case headroom of Cisco white paper c11-542809, in bytes, with the
 // simulator's own cable delay and response time, no interface delay, and the
 // MTUs of this set-up: any frame 9216 B, lossless frame 4158 B.
 int64_t formula_headroom_bits(Time cable, Time response) {
@@ -239,7 +240,7 @@ TEST_CASE("V4d XOFF/XON band and pause cycle of a 2:1 incast (HPCC MMU)", "[vali
   b.post(qb, WorkRequest{2, Verb::kWrite, int64_t{1} << 30});
   sim.run(Time::ms(3));
 
-  // Derived (CASES.md V4d): B_avail = buffer - all headroom - all reserve;
+  // Derived (docs/validation.md, V4d): B_avail = buffer - all headroom - all reserve;
   // XOFF = B_avail / (2^s + 2); Delta = 2^s x 3072 / (2^s + 2).
   const double b_avail = static_cast<double>(sw.mmu().shared_pool());
   const double two_s = 8;

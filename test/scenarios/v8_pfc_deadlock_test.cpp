@@ -1,4 +1,4 @@
-// Validation case V8 (CASES.md): PFC deadlock on a leaf-spine fabric whose
+// Validation case V8 (docs/validation.md): PFC deadlock on a leaf-spine fabric whose
 // static routes bounce two flows (scenarios/pfc_deadlock.json): the cycle
 // L0 -> S0 -> L2 -> S1 -> L0.
 #include "test/support/catch_units.h"

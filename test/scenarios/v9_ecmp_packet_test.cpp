@@ -1,4 +1,4 @@
-// Validation case V9(c) (CASES.md): packet-level check of ECMP routing on a
+// Validation case V9(c) (docs/validation.md): packet-level check of ECMP routing on a
 // k = 8 fat-tree. Inter-edge derangement traffic; each flow f is paced at
 // C / n_f, n_f being the most flows the routing puts on any link of f's path.
 // Then no link is oversubscribed, every flow gets C / n_f, and every link

@@ -1,7 +1,7 @@
 // PFC at the NIC (IEEE 802.1Qbb): honouring received pause frames per
 // priority, control packets included, and generating pause/resume frames from
 // the receive buffer. Includes validation case V4a
-// (../shared/validation/CASES.md, "V4a PFC pause timing").
+// (docs/validation.md, "V4a PFC pause timing").
 #include <algorithm>
 #include <vector>
 

@@ -4,8 +4,9 @@
 
 using namespace rdmasim;
 
-// Header sizes are restated here from the specifications (REFERENCES.md §3.4,
-// §3.5, §2.1), not read back from the table under test.
+// Header sizes are restated here from the specifications (IEEE 802.3,
+// IEEE 802.1Qbb, IBA vol. 1 ch. 9 and Annex A17), not read back from the
+// table under test.
 TEST_CASE("V1 RoCE v2 frame sizes", "[quick][validation][V1]") {
   const RoceV2Format v4(IpVersion::kIpv4, false);
   const uint32_t eth = 14, ip4 = 20, udp = 8, bth = 12, reth = 16, aeth = 4, icrc = 4, fcs = 4;
@@ -34,10 +35,10 @@ TEST_CASE("V1 RoCE v2 frame sizes", "[quick][validation][V1]") {
 TEST_CASE("RoCE v2 framing with VLAN and IPv6", "[quick][wire]") {
   const RoceV2Format vlan(IpVersion::kIpv4, true);
   CHECK(vlan.wire_bytes(RcOpcode::kWriteMiddle, 4096) == 4178 + 4);
-  CHECK(vlan.cnp().frame_bytes(0) == 82);  // REFERENCES.md §3.5: 82 B with a VLAN tag
+  CHECK(vlan.cnp().frame_bytes(0) == 82);  // IBA Annex A17.9.3: 82 B with a VLAN tag
   const RoceV2Format v6(IpVersion::kIpv6, false);
   CHECK(v6.wire_bytes(RcOpcode::kWriteMiddle, 4096) == 4178 + 20);
-  // Efficiency over IPv6 at 4096: 4096 / 4198 = 0.9757 (REFERENCES.md §3.4).
+  // Efficiency over IPv6 at 4096: 4096 / 4198 = 0.9757 (IBA Annex A17 framing).
   CHECK(4096.0 / v6.wire_bytes(RcOpcode::kWriteMiddle, 4096) == Approx(0.9757).epsilon(1e-4));
 }
 
