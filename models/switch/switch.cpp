@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "models/proto/wire_format.h"
 #include "sim/link.h"
@@ -16,6 +17,17 @@ Switch::Switch(Simulation& sim, std::string name, const SwitchConfig& cfg)
       watchdog_(this, EventClass::kTimer, id()) {
   hot_.ecmp_seed =
       sim.rng_stream(cfg.per_switch_hash_seed ? this->name() + ".ecmp" : "ecmp").next_u64();
+  // The first hook, so it marks before any later hook reads the ECN field.
+  if (cfg.ecn.enabled) {
+    ecn_ = std::make_unique<EcnMarker>(cfg_, rng_, ecn_probe);
+    add_egress_hook(*ecn_, cfg.ecn_mask);
+  }
+}
+
+void Switch::add_egress_hook(EgressHook& hook, uint8_t priorities, std::vector<uint32_t> ports) {
+  if (sim().phase() != Phase::kBuild)
+    throw std::logic_error(name() + ": egress hooks are added before setup");
+  hook_regs_.push_back({&hook, priorities, std::move(ports)});
 }
 
 Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay) {
@@ -41,26 +53,19 @@ Bytes Switch::headroom_for(uint32_t port) const {
   return pfc_headroom(cfg_, l->rate(), l->delay());
 }
 
-bool Switch::red_mark(int64_t q) {
-  const EcnConfig& e = cfg_.ecn;
-  if (q > e.kmax.count()) return true;
-  if (q <= e.kmin.count()) return false;
-  const double prob = e.pmax * static_cast<double>(q - e.kmin.count()) /
-                      static_cast<double>(e.kmax.count() - e.kmin.count());
-  return rng_.uniform01() < prob;
-}
-
-void Switch::mark(Packet& p, uint32_t port) {
-  if (((cfg_.ecn_mask >> p.priority) & 1) == 0) return;
-  if (p.ecn != 1 && p.ecn != 2) return;  // not ECN-capable (or already CE)
-  // RED on the egress queue as the MMU counts it, this packet excluded.
-  const int64_t q = mmu_->egress_bytes(port, p.priority) - p.accounted;
-  const bool mark = red_mark(q);
-  ecn_probe.emit(q, mark);
-  if (mark) {
-    p.ecn = 3;
-    ++ports_[port].events[p.priority].ecn_marked;
-    ++counters_.ecn_marked;
+template <uint8_t kPoint>
+void Switch::run_hooks(Packet& p, uint32_t port) {
+  const size_t k = (size_t{port} * 8 + p.priority) * 2 + (kPoint == EgressHook::kAtDequeue);
+  const uint32_t begin = hook_index_[k];
+  const uint32_t end = hook_index_[k + 1];
+  if (begin == end) return;
+  const EgressView v(*this, *hot_.mmu, hot_.ports[port].queues, port, p.priority, p.accounted);
+  for (uint32_t i = begin; i < end; ++i) {
+    if constexpr (kPoint == EgressHook::kAtEnqueue) {
+      hook_list_[i]->on_enqueue(v, p);
+    } else {
+      hook_list_[i]->on_dequeue(v, p);
+    }
   }
 }
 
@@ -77,6 +82,36 @@ void Switch::setup() {
   hot_.mmu = mmu_.get();
   hot_.ports = ports_.data();
   for (uint32_t i = 0; i < n; ++i) port(i).set_state_hint(&ports_[i]);
+  if (ecn_) {
+    std::vector<BitRate> rates(n);
+    for (uint32_t i = 0; i < n; ++i) rates[i] = port(i).link()->rate();
+    ecn_->set_ports(rates);
+  }
+  // The hooks of every (port, priority, point), in registration order.
+  for (const HookRegistration& r : hook_regs_) {
+    for (const uint32_t i : r.ports) {
+      if (i >= n) throw std::invalid_argument(name() + ": egress hook on a port it does not have");
+    }
+  }
+  hook_index_.assign(size_t{n} * 16 + 1, 0);
+  hook_list_.clear();
+  hot_.hooks = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    for (uint8_t pr = 0; pr < 8; ++pr) {
+      for (const uint8_t point : {EgressHook::kAtEnqueue, EgressHook::kAtDequeue}) {
+        hook_index_[(size_t{i} * 8 + pr) * 2 + (point == EgressHook::kAtDequeue)] =
+            static_cast<uint32_t>(hook_list_.size());
+        for (const HookRegistration& r : hook_regs_) {
+          if ((r.hook->points() & point) == 0 || ((r.priorities >> pr) & 1) == 0) continue;
+          if (!r.ports.empty() && std::find(r.ports.begin(), r.ports.end(), i) == r.ports.end())
+            continue;
+          hook_list_.push_back(r.hook);
+          hot_.hooks |= point;
+        }
+      }
+    }
+  }
+  hook_index_.back() = static_cast<uint32_t>(hook_list_.size());
 }
 
 uint64_t Switch::drops(DropReason r) const {
@@ -92,7 +127,7 @@ QueueCounters Switch::queue_counters(uint32_t port, uint8_t prio) const {
   const QueueEvents& e = pt.events[prio];
   QueueCounters c;
   c.enqueued = pt.queues.enqueued(prio);
-  c.ecn_marked = e.ecn_marked;
+  c.ecn_marked = ecn_ ? ecn_->marked(port, prio) : 0;
   c.drops = e.drops;
   c.peak_bytes = pt.queues.peak_bytes(prio);
   c.watchdog_triggers = e.watchdog_triggers;
@@ -223,7 +258,8 @@ void Switch::receive(uint32_t port, PacketHandle p) {
 void Switch::forward(PacketHandle p) {
   const uint32_t out = p->egress_port;
   const uint8_t prio = p->priority;
-  maybe_mark(*p, out, EcnPoint::kEnqueue);
+  if ((hot_.hooks & EgressHook::kAtEnqueue) != 0) [[unlikely]]
+    run_hooks<EgressHook::kAtEnqueue>(*p, out);
   ++hot_.forwarded;
   Port& pt = hot_.ports[out];
   pt.queues.push(prio, std::move(p));
@@ -274,7 +310,8 @@ PacketHandle Switch::next_packet(uint32_t port) {
     wake_on_pause_change(port, now);
     return p;
   }
-  maybe_mark(*p, port, EcnPoint::kDequeue);
+  if ((hot_.hooks & EgressHook::kAtDequeue) != 0) [[unlikely]]
+    run_hooks<EgressHook::kAtDequeue>(*p, port);
   hot_.mmu->release(p->ingress_port, p->ingress_priority, port, p->priority, p->accounted);
   if (hot_.mmu->resume_due(p->ingress_port, p->ingress_priority)) {
     send_pfc(p->ingress_port, p->ingress_priority, false);

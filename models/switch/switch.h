@@ -9,15 +9,18 @@
 //     (ForwardingTable; ECMP mode), possibly moved to another egress priority
 //     by a rewrite rule, and admitted by the MMU or dropped with a reason.
 //     Crossing a PFC threshold sends a pause out of the ingress port.
-//  3. After the pipeline latency it is ECN-marked (RED on the egress queue,
-//     if enabled) and queued at its egress port and priority.
+//  3. After the pipeline latency it passes the egress hooks' on_enqueue
+//     (egress_hook.h; ECN marking is one, ecn_marker.h) and is queued at its
+//     egress port and priority.
 //  4. The egress port's transmitter pulls: PFC frames first, then the
-//     scheduler's pick among unpaused priorities. Leaving releases the
-//     packet's buffer, which may send a resume out of its ingress port.
+//     scheduler's pick among unpaused priorities, which passes the hooks'
+//     on_dequeue. Leaving releases the packet's buffer, which may send a
+//     resume out of its ingress port.
 //
 // Contract: components see the switch only through its ports; the observers
 // (samplers, the deadlock detector) read its state through the const
-// accessors at the end of this class.
+// accessors at the end of this class. Egress hooks are registered before
+// setup() (add_egress_hook).
 #pragma once
 
 #include <array>
@@ -27,6 +30,8 @@
 #include <vector>
 
 #include "models/flow_control/pfc.h"
+#include "models/switch/ecn_marker.h"
+#include "models/switch/egress_hook.h"
 #include "models/switch/egress_queues.h"
 #include "models/switch/forwarding_table.h"
 #include "models/switch/mmu.h"
@@ -91,6 +96,10 @@ class Switch : public Node {
     rewrites_.push_back(r);
     hot_.rewrites = true;
   }
+  // Runs `hook` for the egress queues of `priorities` (bit p = priority p)
+  // on `ports` (empty: every port), after the hooks registered before it;
+  // before setup(). The hook must outlive the switch's run.
+  void add_egress_hook(EgressHook& hook, uint8_t priorities, std::vector<uint32_t> ports = {});
 
   void setup() override;
   void receive(uint32_t port, PacketHandle p) override;
@@ -101,8 +110,11 @@ class Switch : public Node {
   SwitchCounters counters() const {
     SwitchCounters c = counters_;
     c.forwarded = hot_.forwarded;
+    c.ecn_marked = ecn_ ? ecn_->marked() : 0;
     return c;
   }
+  // The ECN marker, if fabric.switch.ecn is enabled.
+  const EcnMarker* ecn_marker() const { return ecn_.get(); }
   QueueCounters queue_counters(uint32_t port, uint8_t prio) const;
   const Mmu& mmu() const { return *mmu_; }
   const EgressQueues& egress(uint32_t port) const { return ports_[port].queues; }
@@ -133,11 +145,10 @@ class Switch : public Node {
   void on_refresh(uint32_t port);
   void on_watchdog();
   uint8_t classify(const Packet& p) const;
-  bool red_mark(int64_t queue_bytes);
-  void maybe_mark(Packet& p, uint32_t port, EcnPoint point) {
-    if (cfg_.ecn.enabled && cfg_.ecn_point == point) mark(p, port);
-  }
-  void mark(Packet& p, uint32_t port);
+  // Runs the hooks of p's queue at port `port` at `kPoint` (an
+  // EgressHook::Points bit).
+  template <uint8_t kPoint>
+  void run_hooks(Packet& p, uint32_t port);
   int64_t route(const Packet& p, uint32_t in_port);
   Bytes headroom_for(uint32_t port) const;
 
@@ -152,7 +163,6 @@ class Switch : public Node {
   // Counters of one egress queue not touched per packet (those that are
   // live in EgressQueues).
   struct QueueEvents {
-    uint64_t ecn_marked = 0;
     std::array<uint64_t, static_cast<size_t>(DropReason::kCount)> drops{};
     uint64_t watchdog_triggers = 0;
   };
@@ -180,6 +190,7 @@ class Switch : public Node {
     uint64_t ecmp_seed = 0;
     uint64_t forwarded = 0;
     bool rewrites = false;  // any priority rewrite rule
+    uint8_t hooks = 0;      // EgressHook::Points with a hook on some queue
   };
   static_assert(sizeof(Hot) == 64);
   Hot hot_;
@@ -192,6 +203,19 @@ class Switch : public Node {
   DelayLine<Switch, &Switch::forward> pipeline_;
   MemberEvent<Switch, &Switch::on_watchdog> watchdog_;
   SwitchCounters counters_;
+  // Egress hooks as registered; then, from setup(), the hooks of each
+  // (port, priority, point) in registration order:
+  // hook_list_[hook_index_[k] .. hook_index_[k + 1]) with
+  // k = (port * 8 + priority) * 2 + (0 at enqueue, 1 at dequeue).
+  struct HookRegistration {
+    EgressHook* hook;
+    uint8_t priorities;
+    std::vector<uint32_t> ports;  // empty: all
+  };
+  std::vector<HookRegistration> hook_regs_;
+  std::vector<uint32_t> hook_index_;
+  std::vector<EgressHook*> hook_list_;
+  std::unique_ptr<EcnMarker> ecn_;  // fabric.switch.ecn, when enabled
 };
 
 }  // namespace rdmasim

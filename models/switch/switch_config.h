@@ -21,7 +21,8 @@ enum class EcmpMode : uint8_t {
 enum class PfcThreshold : uint8_t { kDynamic, kStatic };
 enum class WatchdogAction : uint8_t { kDrop, kForward };
 
-// RED-style ECN marking of one egress queue (DCQCN paper §3; REFERENCES §1.1).
+// RED-style ECN marking of one egress queue (DCQCN paper §3; REFERENCES §1.1),
+// done by models/switch/ecn_marker.h.
 struct EcnConfig {
   bool enabled = false;
   Bytes kmin = Bytes::kb(5);
@@ -130,11 +131,6 @@ struct SwitchConfig {
   bool deadlock_stop = true;  // stop the run when found (false: report and run on)
 
   bool lossless(uint8_t priority) const { return (pfc.lossless_mask >> priority) & 1; }
-};
-
-// Per-switch settings from the scenario (rewrite rules name ports).
-struct SwitchOverrides {
-  std::vector<PriorityRewrite> rewrites;
 };
 
 }  // namespace rdmasim
