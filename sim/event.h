@@ -24,9 +24,12 @@ namespace rdmasim {
 
 // Named priority classes for events at the same picosecond, lowest runs first.
 enum class EventClass : uint8_t {
-  // Link-level flow control (PFC pause/resume, IB credit updates) takes effect
-  // before any transmit decision at the same instant, as in hardware where the
-  // MAC applies a pause before it starts the next frame.
+  // Link-level flow control (IB credit updates) takes effect before any
+  // transmit decision at the same instant, as in hardware where the MAC
+  // applies it before it starts the next frame. No model schedules it yet: a
+  // PFC pause takes effect through the delivery of its frame and a pull at its
+  // end; the InfiniBand credit model will. Kept at 0 so that the classes keep
+  // their numbers (and the pinned fingerprints theirs).
   kFlowControl = 0,
   // A packet's last bit arrives at a node. Runs before transmit decisions so
   // that a transmitter choosing at time t sees every packet that arrived at t.

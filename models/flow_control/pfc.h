@@ -1,5 +1,5 @@
 // Priority-based flow control (IEEE 802.1Qbb; frame format IEEE 802.3 Annex
-// 31D; REFERENCES.md §2.1-2.2).
+// 31D).
 //
 // A PFC frame is a 64-byte MAC control frame (opcode 0x0101) with a
 // class-enable vector and eight pause times in quanta of 512 bit times at the

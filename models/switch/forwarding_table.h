@@ -88,8 +88,6 @@ class ForwardingTable {
   void set_static_route(uint32_t dst, std::vector<uint32_t> ports) {
     static_[dst] = std::move(ports);
   }
-  bool has_static_routes() const { return !static_.empty(); }
-
   // Hops from this switch to group g's switch (0 if it is this switch).
   uint8_t group_distance(uint32_t g) const {
     return g < group_dist_.size() ? group_dist_[g] : kUnreachable;

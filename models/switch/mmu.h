@@ -1,6 +1,6 @@
 // Mmu: a switch's shared-buffer memory management unit, after the
-// Broadcom-style MMU modelled by the HPCC simulator (REFERENCES.md §2.4;
-// HPCC simulation/src/point-to-point/model/switch-mmu.cc).
+// Broadcom-style MMU modelled by the HPCC simulator (HPCC
+// simulation/src/point-to-point/model/switch-mmu.cc).
 //
 // Accounting, in bytes charged at cell granularity:
 //  - every packet is charged to its ingress queue (port, priority): first to

@@ -32,7 +32,7 @@ void Switch::add_egress_hook(EgressHook& hook, uint8_t priorities, std::vector<u
 
 Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay) {
   if (cfg.pfc.headroom.count() > 0) return cfg.pfc.headroom;
-  // The worst case of Cisco c11-542809 (REFERENCES.md §2.3), in bits:
+  // The worst case of Cisco white paper c11-542809, in bits:
   //   2 L R / v + D_resp + 8 (MTU_any + 20) + 8 (MTU_lossless + 20) + 8 (64 + 20)
   // with the cable's propagation delay for L / v, the neighbour's response
   // taken as this switch's own (both ends run the same model) and the largest

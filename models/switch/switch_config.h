@@ -21,7 +21,7 @@ enum class EcmpMode : uint8_t {
 enum class PfcThreshold : uint8_t { kDynamic, kStatic };
 enum class WatchdogAction : uint8_t { kDrop, kForward };
 
-// RED-style ECN marking of one egress queue (DCQCN paper §3; REFERENCES §1.1),
+// RED-style ECN marking of one egress queue (DCQCN paper §3),
 // done by models/switch/ecn_marker.h.
 struct EcnConfig {
   bool enabled = false;
@@ -43,7 +43,7 @@ struct PfcConfig {
   Bytes xoff = Bytes::kb(100);
   Bytes xon = Bytes::kb(80);
   // Headroom per ingress port and lossless priority; 0 = the worst-case
-  // formula (Cisco c11-542809; REFERENCES §2.3), from the port's link.
+  // formula (Cisco white paper c11-542809), from the port's link.
   Bytes headroom = Bytes(0);
   // Pause time sent in each PFC frame, and when to refresh it while the
   // queue stays congested (fraction of the pause time elapsed).
