@@ -52,7 +52,9 @@ std::string Param::expected() const {
     case ParamKind::kString:
       return "a string";
     case ParamKind::kInt: {
-      std::string s = power_of_two ? "a power of two" : "an integer";
+      std::string s = power_of_two       ? "a power of two"
+                      : multiple_of == 2 ? "an even integer"
+                                         : "an integer";
       if (imax == std::numeric_limits<int64_t>::max()) {
         s += " >= " + std::to_string(imin);
       } else {
@@ -95,7 +97,9 @@ std::string Param::type_summary() const {
     case ParamKind::kString:
       return "string";
     case ParamKind::kInt: {
-      std::string s = power_of_two ? "power of two " : "integer ";
+      std::string s = power_of_two       ? "power of two "
+                      : multiple_of == 2 ? "even integer "
+                                         : "integer ";
       if (imax == std::numeric_limits<int64_t>::max()) {
         s += "≥ " + std::to_string(imin);
       } else {

@@ -96,6 +96,7 @@ struct Param {
   int64_t imin = std::numeric_limits<int64_t>::min();
   int64_t imax = std::numeric_limits<int64_t>::max();
   bool power_of_two = false;
+  int64_t multiple_of = 1;
   double dmin = -std::numeric_limits<double>::infinity();
   double dmax = std::numeric_limits<double>::infinity();
   bool dmin_open = false;
@@ -115,7 +116,9 @@ struct Param {
   std::vector<ParamCondition> when;
   const ParamTable* child = nullptr;
   std::string type_text;  // kCustom: what it takes, for the docs
-  std::string schema;     // kCustom: a JSON Schema fragment (JSON text)
+  // kCustom: its JSON Schema (JSON text); other kinds: keywords added to the
+  // generated one, for checks the loader makes by hand (a name's pattern).
+  std::string schema;
   // Bound params: writes a settled value into the config struct.
   std::function<void(void*, const ParamValue&)> set;
 
@@ -173,6 +176,15 @@ class ParamBuilder {
   }
   ParamBuilder& power_of_two() {
     p_.power_of_two = true;
+    return *this;
+  }
+  ParamBuilder& multiple_of(int64_t m) {
+    p_.multiple_of = m;
+    return *this;
+  }
+  // JSON Schema keywords for what the loader checks by hand (JSON text).
+  ParamBuilder& schema(std::string fragment) {
+    p_.schema = std::move(fragment);
     return *this;
   }
   ParamBuilder& word(std::string w, ParamValue v, std::string meaning) {

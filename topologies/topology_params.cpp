@@ -6,6 +6,8 @@ namespace {
 // JSON Schema fragments of the values read by hand.
 constexpr const char* kNamesSchema =
     R"({"type": "array", "items": {"type": "string", "minLength": 1}})";
+constexpr const char* kSomeNamesSchema =
+    R"({"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1})";
 constexpr const char* kHostRefSchema =
     R"({"anyOf": [{"type": "string", "minLength": 1}, {"type": "integer", "minimum": 0}]})";
 
@@ -38,7 +40,7 @@ const ParamTable& graph_params() {
   static const ParamTable t = [] {
     ParamTable f("topology.graph", "explicit nodes and links");
     f.add("hosts", ParamKind::kCustom)
-        .takes("list of names", kNamesSchema)
+        .takes("list of names", kSomeNamesSchema)
         .doc("host names, in host-index order");
     f.add("switches", ParamKind::kCustom)
         .takes("list of names", kNamesSchema)
@@ -61,6 +63,7 @@ const Fields<FatTreeConfig>& fat_tree_params() {
                 "two-tier leaf–spine, three-tier pods and cores, or the classic k-ary tree");
     f.add("k", ParamKind::kInt)
         .range(2, 256)
+        .multiple_of(2)
         .optional("the tree is given by its tiers")
         .doc(
             "the classic k-ary fat-tree (Al-Fares et al.): k pods of k/2 leaves and k/2 spines, "
@@ -162,21 +165,23 @@ const Fields<RailOptimizedConfig>& rail_params() {
     f.integer("rails", &C::rails, 1, 64)
         .def_from("gpus_per_node")
         .doc(
-            "NIC ports per node, one rail leaf each; divides `gpus_per_node` (fewer rails than "
-            "GPUs: GPUs share a NIC port through a PCIe switch)");
+            "NIC ports per node, one rail leaf each; divides `gpus_per_node`. With fewer rails "
+            "than GPUs, GPUs share a NIC port through a PCIe switch `su<s>.node<n>.nic<r>`");
     f.integer("planes", &C::planes, 1, 8)
         .doc(
-            "each NIC port goes to a separate plane of leaves and spines; flows pick a plane by "
-            "hash");
+            "each NIC port goes to a separate plane: its own leaves `su<s>.plane<p>.rail<r>` and "
+            "spines `plane<p>.spine<j>`; flows pick a plane by hash");
     f.integer("spines", &C::spines, 0, kMaxCount)
         .doc(
-            "spines per plane (per SU when `cores` > 0); 0: the reference table (4, 8, 16, 16 "
-            "for 1–4 SUs)")
+            "spines per plane (per SU when `cores` > 0); 0: the reference table, 4, 8, 16, 16 for "
+            "1–4 SUs; beyond 4 SUs give it")
         .source("RA-11333 table 4");
     f.integer("leaf_uplinks", &C::leaf_uplinks, 0, kMaxCount)
         .doc("cables from each leaf to the spines; 0: one per node slot (non-blocking)");
     f.integer("cores", &C::cores, 0, kMaxCount)
-        .doc("with cores, every SU gets its own spines, joined by a core layer; 0: none");
+        .doc(
+            "with cores, every SU gets its own spines (`su<s>.spine<j>`), joined by a core layer; "
+            "0: none");
     f.integer("spine_uplinks", &C::spine_uplinks, 0, kMaxCount)
         .doc("cables from each spine to the cores; 0: non-blocking");
     f.boolean("nvswitch", &C::nvswitch)
@@ -238,7 +243,7 @@ const ParamTable& rewrite_params() {
     ParamTable f("topology.priority_rewrite", "a priority rewrite rule (as Tagger installs)");
     f.add("at", ParamKind::kString).doc("the switch (its name)");
     f.add("from_neighbors", ParamKind::kCustom)
-        .takes("list of node names", kNamesSchema)
+        .takes("list of node names", kSomeNamesSchema)
         .doc("packets arriving from these neighbours");
     f.add("to_neighbors", ParamKind::kCustom)
         .takes("list of node names", kNamesSchema)
@@ -290,13 +295,20 @@ const ParamTable& topology_params() {
     f.add_variant("rail_optimized", TopologyKind::kRailOptimized, rail_params(),
                   "DGX SuperPOD-style rail-aligned GPU fabric");
     f.add_objects("failed_links", failed_link_params())
-        .doc("every cable between the two nodes is failed: present but unused by routing");
+        .doc(
+            "`{\"a\": NAME, \"b\": NAME}`: every cable between the two nodes is failed: present "
+            "(ports keep their numbers) but unused by routing. A failure that disconnects two "
+            "hosts is an error");
     f.add("reconvergence_delay", ParamKind::kTime)
         .min(Time::ns(1))
         .def(Time::ms(1))
         .doc("after a fault, how long until routes are recomputed (docs/faults.md)");
     f.add_objects("routes", route_params())
-        .doc("static routes: at a switch, packets for these hosts leave only by these ports");
+        .doc(
+            "static routes: at that switch, packets for those hosts leave only by those ports "
+            "(every cable to a `via` neighbour). Replaces the computed route for that "
+            "destination at that switch only — enough to build bounce paths and routing loops "
+            "for deadlock studies");
     f.add_objects("priority_rewrite", rewrite_params())
         .doc("priority rewrite rules (docs/switch.md)");
     return f;

@@ -63,15 +63,18 @@ const Fields<NicConfig>& nic_params() {
             "selective repeat: PSNs outstanding per QP and reorder window (512 × 4 KiB = 2 MiB, "
             "a 400G × 40 µs BDP)")
         .source("IRN's BDP cap");
-    f.integer("sr_reorder_threshold", &C::sr_reorder_threshold, 1, 65535)
-        .def(int64_t{0})  // "auto", settled with the switches' ECMP mode
+    // Read by hand: its range ends below sr_window.
+    f.add("sr_reorder_threshold", ParamKind::kInt)
+        .range(1, 65535)
+        .def(int64_t{0})
         .word("auto", int64_t{0},
-              "8 with per-flow ECMP hashing; sr_window − 1 when switches spray or route "
-              "adaptively")
+              "8 with per-flow ECMP hashing; `sr_window` − 1 when switches spray or route "
+              "adaptively (`fabric.switch.ecmp.mode`), where queues reorder packets by far more "
+              "than any threshold and losses are left to the timeout")
         .unit("PSNs")
         .doc(
-            "selective repeat: how far beyond a gap (less than `sr_window`) a packet must "
-            "arrive before the gap is NAKed as lost; 1 is IRN (NAK at once)")
+            "selective repeat: how far beyond a gap a packet must arrive before the gap is NAKed "
+            "as lost, 1 … `sr_window` − 1; 1 is IRN (NAK at once)")
         .source("RFC 5681 §3.2");
     f.integer("receive_queue_depth", &C::receive_queue_depth, 0, int64_t{1} << 40)
         .unit("WQEs")

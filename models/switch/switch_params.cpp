@@ -45,8 +45,11 @@ const Fields<PfcConfig>& pfc_params() {
              choices<PfcThreshold>(
                  {{"dynamic", PfcThreshold::kDynamic}, {"static", PfcThreshold::kStatic}}))
         .doc(
-            "`dynamic`: pause at (buffer − headroom − reserve − shared in use) >> alpha_shift "
-            "of shared use; `static`: at `xoff` bytes")
+            "`dynamic`: pause when an ingress queue's shared use reaches (buffer − all headroom − "
+            "all reserve − shared in use) >> `alpha_shift`, or once headroom is in use; resume "
+            "when headroom is empty and shared use + `resume_offset` is at or below that "
+            "threshold. `static`: pause when the queue holds `xoff` (later packets go to "
+            "headroom), resume at `xon` or below")
         .source("HPCC simulator `switch-mmu.cc`");
     f.integer("alpha_shift", &P::alpha_shift, 0, 16)
         .doc("dynamic threshold divisor 2^shift (3: α = 1/8)")
@@ -61,8 +64,7 @@ const Fields<PfcConfig>& pfc_params() {
         .doc("static: resume at or below this; at most `xoff`")
         .source("illustrative");
     f.bytes("headroom", &P::headroom, Bytes(1))
-        .word("auto", Bytes(0),
-              "the worst case of Cisco c11-542809 from the port's link (docs/switch.md)")
+        .word("auto", Bytes(0), "the worst case of Cisco c11-542809 from the port's link (below)")
         .doc("headroom per ingress port and lossless priority")
         .source("Cisco white paper c11-542809");
     f.integer("quanta", &P::quanta, 1, 0xFFFF)
@@ -116,8 +118,11 @@ const Fields<C>& ecmp_params() {
                                 {"spray", EcmpMode::kSpray},
                                 {"adaptive", EcmpMode::kAdaptive}}))
         .doc(
-            "`hash`: per flow; `spray`: a random port per packet; `adaptive`: per packet, the "
-            "port whose queue holds the fewest bytes")
+            "`hash`: per flow, a hash of (source, destination, UDP source port) salted with a "
+            "per-switch seed; `spray`: a random equal-cost port per packet; `adaptive`: per "
+            "packet, the equal-cost port whose queue (same priority) holds the fewest bytes. "
+            "Spraying and adaptive routing reorder packets: use `fabric.nic.loss_recovery` "
+            "`\"selective_repeat\"`")
         .source("model");
     f.boolean("hash_dest_qp", &C::hash_dest_qp)
         .doc("also hash the BTH destination QP, spreading the QPs of one host pair")
@@ -169,8 +174,13 @@ const Fields<SwitchConfig>& switch_params() {
     Fields<C> f("fabric.switch", "the switch model (docs/switch.md)");
     f.time("latency", &C::latency)
         .group("forwarding")
-        .doc("pipeline latency from arrival to enqueue")
-        .source("Broadcom Tomahawk about 500 ns (ipSpace.net, 2015); 0 keeps formulas simple");
+        .doc(
+            "act on a frame once it is whole, or once its first `cut_through_bytes` are in; a "
+            "frame cannot finish leaving before it has finished arriving (a faster egress waits)")
+        .source(
+            "about 500 ns for a Broadcom Tomahawk, 300 ns in its reduced L2 mode (Juniper QFX5200 "
+            "presentation, via ipSpace.net \"Broadcom Tomahawk 101\", 2015); 0 keeps formula-based "
+            "checks simple");
     f.choice("forwarding", &C::forwarding,
              choices<Forwarding>({{"store_and_forward", Forwarding::kStoreAndForward},
                                   {"cut_through", Forwarding::kCutThrough}}))
@@ -186,14 +196,14 @@ const Fields<SwitchConfig>& switch_params() {
     f.add_choice("preset", Choices{})
         .optional("none")
         .group("buffer")
-        .preset("trident_plus", {{"buffer", "9000000"}, {"cell", "208"}},
+        .preset("trident_plus", {{"buffer", "\"9MB\""}, {"cell", "208"}},
                 "46,080 cells of 208 B (port-buffers.forwardingplane.net, \"Broadcom Trident+\")")
-        .preset("trident2", {{"buffer", "12000000"}, {"cell", "208"}},
+        .preset("trident2", {{"buffer", "\"12MB\""}, {"cell", "208"}},
                 "DCQCN paper §4 (40 GbE Trident II, 12 MB shared); cell as Trident+")
-        .preset("tomahawk2", {{"buffer", "42000000"}, {"cell", "208"}},
+        .preset("tomahawk2", {{"buffer", "\"42MB\""}, {"cell", "208"}},
                 "port-buffers.forwardingplane.net, \"Broadcom Tomahawk 2\" (42 MB on-chip); cell "
                 "size assumed")
-        .preset("hpcc", {{"buffer", "33554432"}, {"cell", "1"}},
+        .preset("hpcc", {{"buffer", "\"32MiB\""}, {"cell", "1"}},
                 "the HPCC simulator's configuration (`BUFFER_SIZE 32`, MiB)")
         .doc("a known ASIC's buffer and cell size; explicit keys override it");
     f.bytes("buffer", &C::buffer, Bytes(1))
@@ -221,7 +231,7 @@ const Fields<SwitchConfig>& switch_params() {
         .source("model");
     f.add("dscp_map", ParamKind::kCustom)
         .takes("object of DSCP (\"0\"..\"63\") → priority 0..7",
-               R"({"type": "object", "propertyNames": {"pattern": "^[0-9]{1,2}$"},)"
+               R"({"type": "object", "propertyNames": {"pattern": "^([0-9]|[1-5][0-9]|6[0-3])$"},)"
                R"( "additionalProperties": {"type": "integer", "minimum": 0, "maximum": 7}})")
         .optional("class selector: DSCP d to priority d >> 3")
         .group("classification")

@@ -1,6 +1,7 @@
 #include "models/traffic/traffic_params.h"
 
 #include "models/nic/work_request.h"
+#include "models/traffic/flow_size_cdf.h"
 #include "models/traffic/patterns.h"
 
 namespace rdmasim {
@@ -14,12 +15,21 @@ std::string host_set_schema() {
          R"( {"type": "array", "items": )" + kHostSchema + "}]}";
 }
 
-// The keys every kind shares: size (except background), start, op, name,
-// rate, qps.
-void add_common(ParamTable& f, bool sized) {
-  if (sized) {
-    f.add("size", ParamKind::kBytes).doc("message length of every flow, in bytes");
+// A built-in name, a path (a string with '/' or '.'), or the points inline.
+std::string cdf_schema() {
+  std::string names;
+  for (const BuiltinCdf& c : builtin_cdfs()) {
+    names += (names.empty() ? "\"" : ", \"") + std::string(c.name) + "\"";
   }
+  return R"({"anyOf": [{"enum": [)" + names + R"(]}, {"type": "string", "pattern": "[/.]"},)" +
+         R"( {"type": "array", "items": {"type": "array", "items": {"type": "number"},)" +
+         R"( "minItems": 2, "maxItems": 2}}]})";
+}
+
+// The keys every kind shares: size (except background; what it means
+// differs), start, op, name, rate, qps.
+void add_common(ParamTable& f, const char* size_doc) {
+  if (size_doc != nullptr) f.add("size", ParamKind::kBytes).doc(size_doc);
   f.add("start", ParamKind::kTime)
       .group("common")
       .def(Time::zero())
@@ -50,7 +60,8 @@ void add_common(ParamTable& f, bool sized) {
       .def(int64_t{1})
       .doc(
           "stripe each flow over this many QP pairs, each with its own UDP source port (ECMP "
-          "entropy), like NCCL's `NCCL_IB_QPS_PER_CONNECTION`")
+          "entropy), like NCCL's `NCCL_IB_QPS_PER_CONNECTION`; the flow completes when all its "
+          "parts have")
       .source("NCCL");
 }
 
@@ -61,7 +72,7 @@ const ParamTable& flow_params() {
     f.add("dst", ParamKind::kCustom)
         .takes("host", kHostSchema)
         .doc("the responder (for a READ, where the data comes from); not `src`");
-    add_common(f, true);
+    add_common(f, "message length in bytes");
     return f;
   }();
   return t;
@@ -74,12 +85,12 @@ const ParamTable& incast_params() {
     f.add("senders", ParamKind::kCustom)
         .takes("host set", host_set_schema())
         .doc("who sends; `dst` may not be among them");
-    add_common(f, true);
+    add_common(f, "bytes **per sender**");
     f.add("jitter", ParamKind::kTime)
         .def(Time::zero())
         .doc(
-            "each sender's flow is posted at `start + U`, U uniform on the whole picoseconds 0 "
-            "… jitter, drawn per sender in `senders` order");
+            "each sender's flow is posted at `start + U`, U uniform on the whole picoseconds 0 … "
+            "jitter, drawn per sender in `senders` order; `0s` posts all at `start` exactly");
     return f;
   }();
   return t;
@@ -108,7 +119,7 @@ const ParamTable& permutation_params() {
         .def(int64_t{0})
         .when("pattern", {"random"})
         .doc("no host sends to a host of its own leaf / group");
-    add_common(f, true);
+    add_common(f, "bytes each host sends");
     return f;
   }();
   return t;
@@ -121,10 +132,10 @@ const ParamTable& all_to_all_params() {
         .takes("host set", host_set_schema())
         .def(std::string("all"))
         .doc("n ≥ 2 hosts");
-    add_common(f, true);
+    add_common(f, "bytes each host sends to each other");
     f.add("stagger", ParamKind::kTime)
         .def(Time::zero())
-        .doc("round r is posted at start + (r − 1) × stagger");
+        .doc("round r is posted at start + (r − 1) × stagger; `0s` posts everything at `start`");
     return f;
   }();
   return t;
@@ -142,17 +153,14 @@ const ParamTable& background_params() {
         .number_range(0.0, 1.0, true)
         .doc("offered load of each host, as a fraction of the rate of its link (its NIC port)");
     f.add("cdf", ParamKind::kCustom)
-        .takes(
-            "CDF name, file, or [[bytes, percent], ...]",
-            R"({"anyOf": [{"type": "string", "minLength": 1}, {"type": "array", "items":)"
-            R"( {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}}]})")
+        .takes("CDF name, file, or [[bytes, percent], ...]", cdf_schema())
         .doc(
             "flow sizes: `websearch`, `fb_hadoop`, `alistorage`, `google_rpc`, a file of "
             "\"<bytes> <percent>\" lines, or the points inline");
     f.add("duration", ParamKind::kTime)
         .min(Time::ps(1))
         .doc("arrivals in the closed window [start, start + duration] are kept");
-    add_common(f, false);
+    add_common(f, nullptr);
     f.add("max_flows", ParamKind::kInt)
         .range(1, std::numeric_limits<int64_t>::max())
         .def(kDefaultMaxFlows)

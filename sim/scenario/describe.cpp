@@ -1,5 +1,6 @@
 #include "sim/scenario/describe.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -181,7 +182,7 @@ std::string default_text(const Param& p) {
 
 ParamNode find_param(const std::string& path) {
   ParamNode node;
-  node.path = path;
+  for (const std::string& seg : split_path(path)) node.path += (node.path.empty() ? "" : ".") + seg;
   const ParamTable* table = &scenario_params();
   const ParamTable* variant = nullptr;
   const std::vector<std::string> segs = split_path(path);
@@ -199,6 +200,27 @@ ParamNode find_param(const std::string& path) {
     }
     const Param* p = variant != nullptr ? variant->find(seg) : nullptr;
     if (p == nullptr) p = table->find(seg);
+    if (p == nullptr && variant == nullptr && !table->variants().empty()) {
+      // A kind's key named without its kind (traffic[0].size, as an error
+      // prints it): found if one kind has it.
+      std::string kinds;
+      int found = 0;
+      for (const ParamTable::Variant& v : table->variants()) {
+        if (v.table->find(seg) == nullptr) continue;
+        kinds += (kinds.empty() ? "" : ", ") + v.name;
+        if (found++ == 0) {
+          p = v.table->find(seg);
+          variant = v.table;
+        }
+      }
+      if (found > 1) {
+        std::string prefix;
+        for (size_t k = 0; k < i; ++k) prefix += segs[k] + ".";
+        throw ScenarioError("describe: " + path + ": " + seg +
+                            " is a key of several kinds (expected " + prefix + "<kind>." + seg +
+                            ", the kind one of " + kinds + ")");
+      }
+    }
     if (p == nullptr) {
       std::vector<std::string> known;
       for (const Param& q : table->params()) known.push_back(q.key);
@@ -265,6 +287,15 @@ std::string describe_markdown(const ParamNode& node, const std::string& group,
     out += "| `" + p.key + "` | " + md_escape(type_with_unit(p, true)) + " | " + md_escape(def) +
            " | " + md_escape(m) + " | " + md_escape(p.source) + " |\n";
   };
+  if (!group.empty() && std::none_of(t.params().begin(), t.params().end(),
+                                     [&](const Param& p) { return p.group == group; })) {
+    throw ScenarioError("describe: " + node.path + ": no parameter is in group \"" + group + "\"");
+  }
+  if (!exclude.empty() && std::none_of(t.params().begin(), t.params().end(),
+                                       [&](const Param& p) { return p.group == exclude; })) {
+    throw ScenarioError("describe: " + node.path + ": no parameter is in group \"" + exclude +
+                        "\"");
+  }
   for (const Param& p : t.params()) row(p);
   for (const Param& p : t.params()) {
     if (p.presets.empty() || (!group.empty() && p.group != group)) continue;

@@ -38,12 +38,6 @@ const char* type_name(const json& v) {
   throw ScenarioError(path + ": " + problem + " (expected " + expected + ")");
 }
 
-// The resolved value of a key as text, for conditions: strings bare, the rest
-// as JSON ("2", "true").
-std::string condition_text(const json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
 }  // namespace
 
 std::string show(const json& v) {
@@ -173,8 +167,17 @@ bool JsonReader::holds(const ParamCondition& c) const {
       return !has(c.key);
     case ParamCondition::How::kEquals: {
       if (resolved_ == nullptr || !resolved_->contains(c.key)) return false;
-      const std::string v = condition_text((*resolved_)[c.key]);
-      return std::find(c.values.begin(), c.values.end(), v) != c.values.end();
+      const Entry* e = entry(c.key);
+      if (e == nullptr) return false;
+      // Compared as settled values, so that 1 and 1.0 are the same number.
+      const ParamValue have = parse(*e->param, (*resolved_)[c.key], path_of(c.key));
+      for (const std::string& text : c.values) {
+        const bool textual =
+            e->param->kind == ParamKind::kChoice || e->param->kind == ParamKind::kString;
+        const json want = textual ? json(text) : json::parse(text);
+        if (parse(*e->param, want, path_of(c.key)) == have) return true;
+      }
+      return false;
     }
   }
   return false;
@@ -242,6 +245,13 @@ ParamValue JsonReader::parse(const Param& p, const json& v, const std::string& p
       if (p.power_of_two && !std::has_single_bit(static_cast<uint64_t>(x))) {
         fail_at(path, std::to_string(x) + " is not a power of two", expected);
       }
+      if (p.multiple_of > 1 && x % p.multiple_of != 0) {
+        fail_at(path,
+                std::to_string(x) +
+                    (p.multiple_of == 2 ? " is odd"
+                                        : " is not a multiple of " + std::to_string(p.multiple_of)),
+                expected);
+      }
       return x;
     }
     case ParamKind::kNumber: {
@@ -295,8 +305,12 @@ ParamValue JsonReader::parse(const Param& p, const json& v, const std::string& p
         Parsed<BitRate> q = parse_rate(v.get<std::string>());
         if (!q) throw ScenarioError(path + ": " + q.error);
         r = *q.value;
-      } else if (v.is_number_integer()) {
+      } else if (v.is_number_integer() &&
+                 !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX})) {
         r = BitRate::bps(v.get<int64_t>());
+      } else if (v.is_number_float() && v.get<double>() > 0 && v.get<double>() < 9e18 &&
+                 v.get<double>() == static_cast<double>(static_cast<int64_t>(v.get<double>()))) {
+        r = BitRate::bps(static_cast<int64_t>(v.get<double>()));
       } else {
         fail_at(path, show(v) + " is not a rate", expected);
       }
@@ -379,10 +393,14 @@ ParamValue JsonReader::value(const std::string& key, const ParamValue* computed,
   }
   if (!p.presets.empty()) {
     // A preset sets the defaults of the keys it names (read after it).
-    const ParamPreset& preset = p.presets[static_cast<size_t>(std::get<int64_t>(v))];
-    for (const auto& [k, text] : preset.values) preset_.emplace_back(k, json::parse(text));
+    const std::string& name = p.choice_name(std::get<int64_t>(v));
+    for (const ParamPreset& preset : p.presets) {
+      if (preset.name != name) continue;
+      for (const auto& [k, text] : preset.values) preset_.emplace_back(k, json::parse(text));
+    }
   }
-  set_resolved(key, to_json(p, v));
+  // A priority list given is resolved as given (its order, repeats and all).
+  set_resolved(key, p.kind == ParamKind::kPriorities && given != nullptr ? *given : to_json(p, v));
   return v;
 }
 

@@ -8,10 +8,8 @@ void read_nic(JsonReader r, NicConfig& nic) {
   r.read(nic);
   // "auto" (0 here) is settled by read_fabric once the switch's ECMP mode is
   // known: 8 with per-flow hashing, the whole window with spraying.
-  if (nic.sr_reorder_threshold >= nic.sr_window) {
-    r.fail("sr_reorder_threshold", std::to_string(nic.sr_reorder_threshold) + " is out of range",
-           "an integer from 1 to " + std::to_string(nic.sr_window - 1) + ", or \"auto\"");
-  }
+  nic.sr_reorder_threshold =
+      static_cast<uint32_t>(r.integer("sr_reorder_threshold", 1, nic.sr_window - 1));
   if (nic.rx_xoff > nic.rx_buffer) {
     r.fail("rx_xoff", std::to_string(nic.rx_xoff.count()) + " bytes exceeds rx_buffer",
            "at most rx_buffer (" + std::to_string(nic.rx_buffer.count()) + " bytes)");

@@ -31,6 +31,7 @@ void apply_override(nlohmann::json& root, const std::string& assignment) {
         if (!std::isdigit(static_cast<unsigned char>(c)))
           fail("[" + digits + "] is not an array index");
       }
+      if (digits.size() > 9) fail("[" + digits + "] is not an array index (too large)");
       const size_t index = std::stoul(digits);
       if (node->is_null()) *node = nlohmann::json::array();
       if (!node->is_array()) fail((walked.empty() ? "the scenario" : walked) + " is not an array");

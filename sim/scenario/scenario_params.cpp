@@ -29,7 +29,7 @@ const Fields<FabricConfig>& roce_params() {
 // One fault's window: from `at`, until `until` (absent: for good).
 void add_window(ParamTable& f) {
   f.add("at", ParamKind::kTime).def(Time::zero()).doc("when it starts");
-  f.add("until", ParamKind::kTime).optional("for good").doc("when it ends (after `at`)");
+  f.add("until", ParamKind::kTime).optional("for good").doc("when it ends, later than `at`");
 }
 
 const ParamTable& link_down_params() {
@@ -121,10 +121,14 @@ const Fields<OutputConfig>& output_params() {
     f.boolean("trace", &O::trace).doc("write `trace.h5` (docs/trace.md)");
     f.time("queue_interval", &O::queue_interval, Time::ns(1))
         .optional("off")
-        .doc("sample switch egress queue depths this often (`/queues`)");
+        .doc(
+            "sample switch egress queue depths this often (`/queues`, sparse: only non-empty "
+            "queues)");
     f.time("link_interval", &O::link_interval, Time::ns(1))
         .optional("off")
-        .doc("sample every link's cumulative counters this often (`/link_samples`)");
+        .doc(
+            "sample every link's cumulative counters this often (`/link_samples`, sparse: only "
+            "links that carried something)");
     f.boolean("pfc_events", &O::pfc_events)
         .def_from("trace")
         .doc("record every PFC frame sent or received by a switch (`/pfc`)");
@@ -172,6 +176,7 @@ const ParamTable& scenario_params() {
     ParamTable f("scenario", "one run: fabric, topology, traffic, outputs and stop time");
     f.add("name", ParamKind::kString)
         .computed("the file name without `.json`")
+        .schema(R"({"minLength": 1, "pattern": "^[^/]+$"})")
         .doc("names the run; the default output folder is `out/<name>`");
     f.add("seed", ParamKind::kInt)
         .range(0, std::numeric_limits<int64_t>::max())

@@ -15,10 +15,14 @@ using nlohmann::json;
 // and exponent, no sign.
 constexpr const char* kNumber = "(?:[0-9]+[.]?[0-9]*|[.][0-9]+)(?:[eE][+-]?[0-9]{1,4})?";
 
-json unit_string(const std::string& units, bool unit_required) {
-  return {{"type", "string"},
-          {"pattern",
-           std::string("^") + kNumber + "(?:" + units + ")" + (unit_required ? "" : "?") + "$"}};
+json unit_string(const std::string& units, bool unit_required, bool positive) {
+  const std::string unit = "(?:" + units + ")" + (unit_required ? "" : "?") + "$";
+  json s = {{"type", "string"}, {"pattern", std::string("^") + kNumber + unit}};
+  // A positive minimum: at least not zero (finer minima only the loader checks).
+  if (positive) {
+    s["not"] = {{"pattern", "^(?:0+[.]?0*|[.]0+)(?:[eE][+-]?[0-9]{1,4})?" + unit}};
+  }
+  return s;
 }
 
 json words_or(const Param& p, json s) {
@@ -34,6 +38,7 @@ json object_schema(const ParamTable& t);
 
 json param_schema(const Param& p) {
   json s = value_schema(p);
+  if (p.kind != ParamKind::kCustom && !p.schema.empty()) s.update(json::parse(p.schema));
   std::string d = p.description;
   if (!p.source.empty()) d += (d.empty() ? "" : " ") + std::string("[") + p.source + "]";
   if (!d.empty()) s["description"] = d;
@@ -53,6 +58,14 @@ json value_schema(const Param& p) {
     case ParamKind::kInt: {
       json s = {{"type", "integer"}, {"minimum", p.imin}};
       if (p.imax != std::numeric_limits<int64_t>::max()) s["maximum"] = p.imax;
+      if (p.multiple_of > 1) s["multipleOf"] = p.multiple_of;
+      if (p.power_of_two) {
+        json powers = json::array();
+        for (int64_t x = 1; x > 0 && x <= p.imax; x *= 2) {
+          if (x >= p.imin) powers.push_back(x);
+        }
+        s = {{"enum", powers}};
+      }
       return words_or(p, s);
     }
     case ParamKind::kNumber: {
@@ -62,23 +75,24 @@ json value_schema(const Param& p) {
       return words_or(p, s);
     }
     case ParamKind::kTime:
-      return words_or(p, unit_string("ps|ns|us|\u00b5s|ms|s|sec", true));
+      return words_or(p, unit_string("ps|ns|us|\u00b5s|ms|s|sec", true, p.tmin > Time::zero()));
     case ParamKind::kBytes:
-      return words_or(p, {{"anyOf",
-                           {{{"type", "integer"}, {"minimum", p.bmin.count()}},
-                            unit_string("B|KB|MB|GB|TB|KiB|MiB|GiB|TiB|kB", false)}}});
-    case ParamKind::kRate:
       return words_or(
           p, {{"anyOf",
-               {{{"type", "integer"}, {"minimum", 1}},
-                unit_string("bps|kbps|Kbps|Mbps|Gbps|Tbps|Kb/s|Mb/s|Gb/s|Tb/s|K|M|G|T", false)}}});
+               {{{"type", "integer"}, {"minimum", p.bmin.count()}},
+                unit_string("B|KB|MB|GB|TB|KiB|MiB|GiB|TiB|kB", false, p.bmin > Bytes(0))}}});
+    case ParamKind::kRate:
+      return words_or(p, {{"anyOf",
+                           {{{"type", "integer"}, {"minimum", 1}},
+                            unit_string("bps|kbps|Kbps|Mbps|Gbps|Tbps|Kb/s|Mb/s|Gb/s|Tb/s|K|M|G|T",
+                                        false, true)}}});
     case ParamKind::kChoice: {
       json names = json::array();
       for (const auto& c : p.choices) names.push_back(c.first);
       return {{"enum", names}};
     }
     case ParamKind::kPriorities:
-      return {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}, {"maximum", 7}}}};
+      return {{"type", "array"}, {"items", {{"enum", {0, 1, 2, 3, 4, 5, 6, 7}}}}};
     case ParamKind::kObject:
       return object_schema(*p.child);
     case ParamKind::kObjects:

@@ -68,7 +68,6 @@ TopologyInfo read_fat_tree(JsonReader& r, const LinkSpec& def, Topology& t) {
   FatTreeConfig c;
   if (r.has("k")) {
     const auto k = static_cast<uint32_t>(r.integer("k"));
-    if (k % 2 != 0) r.fail("k", std::to_string(k) + " is odd", "an even integer >= 2");
     c = k_ary_fat_tree(k, read_link_object(r.object("link"), def));
     r.read(c);  // nothing else applies: given, it is an error
     return build_fat_tree(c, t);

@@ -250,7 +250,12 @@ TEST_CASE("params: every key of every example's resolved scenario is in the tabl
 TEST_CASE("params: describe finds key paths through objects and kinds", "[quick][params]") {
   CHECK(find_param("fabric.nic.ack_interval").param->key == "ack_interval");
   CHECK(find_param("topology.fat_tree.k").param->key == "k");
-  CHECK_THROWS(find_param("traffic[3].jitter"));  // a kind's key needs the kind in the path
+  // A kind's key without its kind, as errors print it: found if one kind has
+  // it, ambiguous if several do.
+  CHECK(find_param("traffic[3].jitter").param->key == "jitter");
+  CHECK_THROWS_WITH(find_param("traffic[0].size"),
+                    "describe: traffic[0].size: size is a key of several kinds (expected "
+                    "traffic.<kind>.size, the kind one of flow, incast, permutation, all_to_all)");
   CHECK(find_param("traffic.incast.jitter").param->key == "jitter");
   CHECK(find_param("traffic.incast").param == nullptr);
   CHECK(find_param("").table == &scenario_params());
@@ -258,4 +263,60 @@ TEST_CASE("params: describe finds key paths through objects and kinds", "[quick]
                     "describe: fabric.nic.timout: unknown key (did you mean \"timeout\"?)");
   CHECK(default_text(*find_param("fabric.nic.ack_dscp").param) == "= data_dscp");
   CHECK(default_text(*find_param("fabric.switch.buffer").param) == "\"32MB\"");
+}
+
+// Every table of the scenario, checked as a whole: a condition names a key
+// declared before it (conditions are evaluated on keys already read), a
+// preset names keys declared after it, and its values read like user input.
+namespace {
+
+void check_table(const ParamTable& t, const std::vector<const Param*>& before,
+                 const std::string& path, int& checked) {
+  std::vector<const Param*> seen = before;
+  for (const Param& p : t.params()) {
+    INFO(path + "." + p.key);
+    for (const ParamCondition& c : p.when) {
+      const bool declared =
+          std::any_of(seen.begin(), seen.end(), [&](const Param* q) { return q->key == c.key; });
+      CHECK(declared);
+      ++checked;
+    }
+    for (const ParamPreset& preset : p.presets) {
+      for (const auto& [key, text] : preset.values) {
+        INFO("preset " + preset.name + " sets " + key);
+        const bool later =
+            t.find(key) != nullptr &&
+            std::none_of(seen.begin(), seen.end(), [&](const Param* q) { return q->key == key; });
+        CHECK(later);
+        // The value reads as the key's value does.
+        json obj = {{p.key, preset.name}, {key, json::parse(text)}};
+        json resolved = json::object();
+        JsonReader r(&obj, path, &resolved, t);
+        CHECK_NOTHROW(r.raw(key));
+        ++checked;
+      }
+    }
+    seen.push_back(&p);
+    if (p.child != nullptr) check_table(*p.child, {}, path + "." + p.key, checked);
+  }
+  for (const ParamTable::Variant& v : t.variants())
+    check_table(*v.table, seen, path + "." + v.name, checked);
+}
+
+}  // namespace
+
+TEST_CASE("params: conditions name earlier keys, presets later ones, in every table",
+          "[quick][params]") {
+  int checked = 0;
+  check_table(scenario_params(), {}, "scenario", checked);
+  CHECK(checked > 20);
+  // The switch presets, read through the loader: each sets what it says.
+  for (const char* preset : {"trident_plus", "trident2", "tomahawk2", "hpcc"}) {
+    INFO(preset);
+    LoadOptions o;
+    o.overrides = {std::string("fabric.switch.preset=") + preset};
+    const Scenario sc =
+        load_scenario_text(R"({"topology": {"kind": "star", "hosts": 2}, "traffic": []})", "p", o);
+    CHECK(sc.fabric.sw.buffer.count() > 8'000'000);
+  }
 }
