@@ -21,9 +21,10 @@ RdmaNic::RdmaNic(Simulation& sim, std::string name, uint32_t host, const NicConf
       base_timeout_(cfg.retransmit_timeout > Time::zero() ? cfg.retransmit_timeout
                                                           : ib_ack_timeout(cfg.timeout)) {}
 
-uint32_t RdmaNic::create_qp() {
+uint32_t RdmaNic::create_qp(CompletionHandler* completions) {
   const auto qpn = static_cast<uint32_t>(kFirstQpn + qps_.size());
   qps_.push_back(std::make_unique<QpSlot>(this, qpn, host_, id()));
+  qps_.back()->completions = completions;
   QueuePair& q = qps_.back()->qp;
   if (cfg_.loss_recovery == LossRecovery::kSelectiveRepeat) {
     q.sacked = PsnBitmap(cfg_.sr_window);

@@ -16,10 +16,10 @@
 //     (IBA) or selective repeat (IRN), with the local ACK timeout, retry_cnt
 //     and rnr_retry of IBA; a QP that runs out of retries enters the error
 //     state and completes its work requests with an error status.
-//  4. Completions go to the NIC's CompletionHandler (one per NIC, like a
-//     CQ): requester side when the last packet is acknowledged (a READ: when
-//     its last response arrives), responder side when an inbound WRITE/SEND
-//     message is whole.
+//  4. Completions go to the CompletionHandler of the QP they belong to (as
+//     verbs bind a QP to its CQs; none: not reported): requester side when
+//     the last packet is acknowledged (a READ: when its last response
+//     arrives), responder side when an inbound SEND message is whole.
 //  5. Timers are per QP (retransmission, RNR wait) and per port (PFC
 //     refresh, receive-buffer drain); all carry the NIC's id as their tag. A
 //     pause's end wakes the port through Port::wake_at.
@@ -50,6 +50,7 @@ class EgressSelector {
   virtual uint32_t egress_port(uint32_t src_host, uint32_t dst_host, uint64_t flow_hash) const = 0;
 };
 
+// A completion queue, in effect: where a QP's completions go (IBA §11.4).
 class CompletionHandler {
  public:
   virtual ~CompletionHandler() = default;
@@ -85,11 +86,13 @@ class RdmaNic : public Node {
   uint32_t host() const { return host_; }
   const NicConfig& config() const { return cfg_; }
   const NicCounters& counters() const { return counters_; }
-  void set_completion_handler(CompletionHandler* h) { completions_ = h; }
   void set_egress_selector(const EgressSelector* s) { egress_ = s; }
 
-  // Creates an unconnected QP and returns its QPN.
-  uint32_t create_qp();
+  // Creates an unconnected QP and returns its QPN. Its completions, send and
+  // receive, go to `completions` (none if null).
+  uint32_t create_qp(CompletionHandler* completions = nullptr);
+  // Routes QP `qpn`'s completions to `h` from now on.
+  void set_completion_handler(uint32_t qpn, CompletionHandler* h) { slot(qpn).completions = h; }
   // Connects QP `qpn` to `remote_qpn` on host `remote_host`. `flow_hash` is
   // the connection's ECMP entropy (the RoCE v2 UDP source port).
   void connect_qp(uint32_t qpn, uint32_t remote_host, uint32_t remote_qpn, uint32_t flow_hash);
@@ -176,6 +179,7 @@ class RdmaNic : public Node {
     bool active = false;          // in its port's round-robin ring
     bool responses_turn = false;  // alternates READ responses with requests
     int64_t extra_receives = 0;
+    CompletionHandler* completions = nullptr;  // the QP's CQ, in effect
     IndexedEvent<RdmaNic, &RdmaNic::on_retransmit_timer> retransmit;
     IndexedEvent<RdmaNic, &RdmaNic::on_rnr_timer> rnr;
   };
@@ -205,7 +209,6 @@ class RdmaNic : public Node {
   std::vector<std::unique_ptr<QpSlot>> qps_;
   std::vector<std::unique_ptr<PortState>> ports_;
   NicCounters counters_;
-  CompletionHandler* completions_ = nullptr;
   const EgressSelector* egress_ = nullptr;
   uint64_t next_message_id_ = 0;
 };

@@ -419,7 +419,8 @@ void RdmaNic::complete_front(QueuePair& q, WcStatus status) {
   QueuePair::Wqe w = q.wqes().pop_front();
   if (q.send_index > 0) --q.send_index;
   if (w.wr.verb == Verb::kRead && w.started && q.reads_outstanding > 0) --q.reads_outstanding;
-  if (completions_ == nullptr) return;
+  CompletionHandler* h = slot(q.qpn()).completions;
+  if (h == nullptr) return;
   Completion c;
   c.wr_id = w.wr.wr_id;
   c.message_id = w.message_id;
@@ -432,7 +433,7 @@ void RdmaNic::complete_front(QueuePair& q, WcStatus status) {
   c.started = w.started;
   c.first_tx = w.first_tx;
   c.completed = ctx().now();
-  completions_->on_send_completion(host_, c);
+  h->on_send_completion(host_, c);
 }
 
 // retry_cnt or rnr_retry ran out: the QP enters the error state (IBA

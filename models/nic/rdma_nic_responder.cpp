@@ -153,7 +153,8 @@ void RdmaNic::deliver(QueuePair& q, const ReorderBuffer::Slot& s, uint32_t src) 
   if ((s.flags & kFlagLast) == 0) return;
   q.msn = (q.msn + 1) & kPsnMask;
   ++counters_.messages_completed;
-  if (completions_ == nullptr) return;
+  CompletionHandler* h = slot(q.qpn()).completions;
+  if (h == nullptr) return;
   Completion c;
   c.message_id = s.message_id;
   c.qpn = q.qpn();
@@ -163,7 +164,7 @@ void RdmaNic::deliver(QueuePair& q, const ReorderBuffer::Slot& s, uint32_t src) 
   c.started = true;
   c.first_tx = q.rx_message_start;
   c.completed = ctx().now();
-  completions_->on_receive_completion(host_, c);
+  h->on_receive_completion(host_, c);
 }
 
 // A responder answers in PSN order: while READ responses are queued, an

@@ -24,10 +24,12 @@ inline const RoceV2Format& ipv4_format() {
   return f;
 }
 
-// Connects a QP pair between two NICs; returns {qpn on a, qpn on b}.
-inline std::pair<uint32_t, uint32_t> connect_qps(RdmaNic& a, RdmaNic& b, uint32_t hash = 0x1234) {
-  const uint32_t qa = a.create_qp();
-  const uint32_t qb = b.create_qp();
+// Connects a QP pair between two NICs, both reporting their completions to
+// `log`; returns {qpn on a, qpn on b}.
+inline std::pair<uint32_t, uint32_t> connect_qps(RdmaNic& a, RdmaNic& b, uint32_t hash = 0x1234,
+                                                 CompletionHandler* log = nullptr) {
+  const uint32_t qa = a.create_qp(log);
+  const uint32_t qb = b.create_qp(log);
   a.connect_qp(qa, b.host(), qb, hash);
   b.connect_qp(qb, a.host(), qa, hash);
   return {qa, qb};
@@ -42,9 +44,7 @@ struct Pair {
         a(sim.add<RdmaNic>("a", 0, cfg, ipv4_format())),
         b(sim.add<RdmaNic>("b", 1, cfg, ipv4_format())),
         cable(connect(sim, a, b, rate, delay)) {
-    a.set_completion_handler(&log);
-    b.set_completion_handler(&log);
-    std::tie(qa, qb) = connect_qps(a, b);
+    std::tie(qa, qb) = connect_qps(a, b, 0x1234, &log);
   }
   Simulation sim;
   NicConfig cfg;
@@ -153,9 +153,7 @@ struct Chain {
         b(sim.add<RdmaNic>("b", 1, cfg, ipv4_format())),
         am(connect(sim, a, m, rate, delay)),
         mb(connect(sim, m, b, rate, delay)) {
-    a.set_completion_handler(&log);
-    b.set_completion_handler(&log);
-    std::tie(qa, qb) = connect_qps(a, b);
+    std::tie(qa, qb) = connect_qps(a, b, 0x1234, &log);
   }
   // Seen packets of one kind from one side.
   std::vector<Seen> from(uint32_t port, PacketKind kind) const {

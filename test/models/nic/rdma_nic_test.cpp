@@ -69,8 +69,8 @@ TEST_CASE("SEND and WRITE messages on one QP complete in order", "[quick][nic]")
 
 TEST_CASE("active QPs share the port round robin", "[quick][nic]") {
   Pair p;
-  const uint32_t q2a = p.a.create_qp();
-  const uint32_t q2b = p.b.create_qp();
+  const uint32_t q2a = p.a.create_qp(&p.log);
+  const uint32_t q2b = p.b.create_qp(&p.log);
   p.a.connect_qp(q2a, 1, q2b, 0x99);
   p.b.connect_qp(q2b, 0, q2a, 0x99);
   p.sim.setup();
