@@ -189,10 +189,10 @@ PacketHandle RdmaNic::make(PacketKind kind, RcOpcode op, uint32_t payload, const
   PacketHandle p = ctx().make_packet();
   classify(*p, kind);
   p->opcode = static_cast<uint8_t>(op);
-  const HeaderSet headers = format_.packet(op);
-  p->headers = headers.bits();
+  const RoceV2Format::Framing& f = format_.framing(op);
+  p->headers = f.headers.bits();
   p->payload_bytes = payload;
-  p->wire_bytes = headers.wire_bytes(payload);
+  p->wire_bytes = f.wire_bytes(payload);
   p->src = host_;
   p->dst = q.remote_host();
   p->flow_hash = q.flow_hash();

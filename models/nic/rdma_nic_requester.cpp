@@ -18,6 +18,12 @@ RcOpcode data_opcode(Verb verb, bool first, bool last) {
     if (first) return RcOpcode::kWriteFirst;
     return last ? RcOpcode::kWriteLast : RcOpcode::kWriteMiddle;
   }
+  if (verb == Verb::kWriteImm) {
+    // Only the last packet differs from a WRITE's: it carries ImmDt.
+    if (first && last) return RcOpcode::kWriteOnlyImm;
+    if (first) return RcOpcode::kWriteFirst;
+    return last ? RcOpcode::kWriteLastImm : RcOpcode::kWriteMiddle;
+  }
   if (first && last) return RcOpcode::kSendOnly;
   if (first) return RcOpcode::kSendFirst;
   return last ? RcOpcode::kSendLast : RcOpcode::kSendMiddle;
@@ -95,6 +101,7 @@ PacketHandle RdmaNic::build_segment(QueuePair& q, size_t wqe_index, uint64_t seq
     const bool last = seq + 1 == w.end_seq;
     p = make(PacketKind::kData, data_opcode(w.wr.verb, first, last), payload, q);
     p->flags = (first ? kFlagFirst : 0) | (last ? kFlagLast | kFlagAckReq : 0);
+    if (last && w.wr.verb == Verb::kWriteImm) p->imm_data = w.wr.imm;
     ++counters_.data_packets_sent;
   }
   p->psn = static_cast<uint32_t>(seq) & kPsnMask;
