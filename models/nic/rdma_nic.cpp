@@ -29,6 +29,7 @@ uint32_t RdmaNic::create_qp(CompletionHandler* completions) {
   if (cfg_.loss_recovery == LossRecovery::kSelectiveRepeat) {
     q.sacked = PsnBitmap(cfg_.sr_window);
     q.sacked.reset(0);
+    q.inflight_limit = cfg_.sr_window;
   }
   return qpn;
 }
@@ -131,9 +132,13 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
           s.active = false;
           continue;
         }
-        if (q.rate.in_bps() > 0) {
-          q.next_send = std::max(q.next_send, now) + Bytes(p->wire_bytes) / q.rate;
+        if (q.pace.in_bps() > 0) {
+          q.next_send = std::max(q.next_send, now) + Bytes(p->wire_bytes) / q.pace;
         }
+        q.last_start = now;
+        q.last_wire = p->wire_bytes;
+        if (q.cc != nullptr) [[unlikely]]
+          cc_sent(s, *p);
         if (!q.read_jobs.empty() || can_send(q)) {
           ps.active.push_back(qpn);
         } else {
@@ -260,8 +265,11 @@ void RdmaNic::dispatch(PacketHandle p) {
     case PacketKind::kNak:
       on_ack(std::move(p));
       break;
+    case PacketKind::kCnp:
+      on_cnp(std::move(p));
+      break;
     default:
-      break;  // CNPs: no congestion control in this model yet
+      break;
   }
 }
 

@@ -44,8 +44,8 @@ bool RdmaNic::can_send(const QueuePair& q) const {
   if (!q.has_new_data()) return false;
   const QueuePair::Wqe& w = q.wqes()[q.send_index];
   if (w.wr.verb == Verb::kRead && !w.started && q.reads_outstanding >= ord_) return false;
-  if (is_sr(cfg_) && q.next_seq - q.una >= cfg_.sr_window) return false;
-  return true;
+  // Selective repeat's window and the congestion-control window, in PSNs.
+  return q.next_seq - q.una < q.inflight_limit;
 }
 
 PacketHandle RdmaNic::build_request(QueuePair& q) {
@@ -225,19 +225,34 @@ void RdmaNic::rewind(QueuePair& q, uint64_t seq) {
 }
 
 void RdmaNic::on_ack(PacketHandle p) {
-  QueuePair& q = qp(p->dst_qpn);
+  QpSlot& s = slot(p->dst_qpn);
+  QueuePair& q = s.qp;
+  if ((p->flags & kFlagEcnEcho) != 0) [[unlikely]]
+    ++counters_.ecn_echo_acks_received;
+  if (q.cc == nullptr) [[likely]] {
+    process_ack(q, *p);
+    return;
+  }
+  // The algorithm sees the ACK after the transport has acted on it.
+  const uint64_t old_una = q.una;
+  const int64_t old_bytes = q.bytes_below_una(cfg_.mtu);
+  process_ack(q, *p);
+  cc_ack(s, *p, old_una, old_bytes);
+}
+
+void RdmaNic::process_ack(QueuePair& q, const Packet& ack) {
   if (q.error || !q.outstanding()) return;
-  const uint8_t syndrome = p->aeth_syndrome;
+  const uint8_t syndrome = ack.aeth_syndrome;
   const uint64_t old_una = q.una;
   const bool sr = is_sr(cfg_);
   bool clamped = false;
   uint64_t seq = 0;
   if ((syndrome & 0x60) == 0) {
-    // ACK of every PSN up to and including p->psn.
-    if (!q.map_psn(p->psn, q.snd_max - 1, &seq)) return;  // stale
+    // ACK of every PSN up to and including ack.psn.
+    if (!q.map_psn(ack.psn, q.snd_max - 1, &seq)) return;  // stale
     const uint64_t target = seq + 1;
     acknowledge_to(q, target, &clamped);
-    if (sr) apply_sack(q, target, p->aux);
+    if (sr) apply_sack(q, target, ack.aux);
     after_progress(q, old_una);
     if (q.error) return;
     if (clamped) {
@@ -255,11 +270,11 @@ void RdmaNic::on_ack(PacketHandle p) {
       }
     }
   } else if ((syndrome & 0x60) == kAethRnrNak) {
-    // RNR NAK: PSNs below p->psn are acknowledged; wait the RNR timer, then
-    // resend from p->psn.
-    if (!q.map_psn(p->psn, q.snd_max - 1, &seq)) return;
+    // RNR NAK: PSNs below ack.psn are acknowledged; wait the RNR timer, then
+    // resend from ack.psn.
+    if (!q.map_psn(ack.psn, q.snd_max - 1, &seq)) return;
     acknowledge_to(q, seq, &clamped);
-    if (sr) apply_sack(q, seq, p->aux);
+    if (sr) apply_sack(q, seq, ack.aux);
     after_progress(q, old_una);
     if (q.error) return;
     if (cfg_.rnr_retry != kRnrRetryInfinite && q.rnr_retries >= cfg_.rnr_retry) {
@@ -283,13 +298,13 @@ void RdmaNic::on_ack(PacketHandle p) {
     }
     return;
   } else {
-    // NAK (sequence error): PSNs below p->psn are acknowledged; p->psn is missing.
-    if (!q.map_psn(p->psn, q.snd_max, &seq)) return;
+    // NAK (sequence error): PSNs below ack.psn are acknowledged; ack.psn is missing.
+    if (!q.map_psn(ack.psn, q.snd_max, &seq)) return;
     acknowledge_to(q, seq, &clamped);
     if (sr) {
-      apply_sack(q, seq, p->aux);
+      apply_sack(q, seq, ack.aux);
       const uint64_t high =
-          p->aux == 0 ? seq + 1 : seq + 64 - static_cast<uint64_t>(std::countl_zero(p->aux));
+          ack.aux == 0 ? seq + 1 : seq + 64 - static_cast<uint64_t>(std::countl_zero(ack.aux));
       after_progress(q, old_una);
       if (q.error) return;
       if (!q.in_recovery || q.una >= q.recovery_high) {
@@ -310,8 +325,11 @@ void RdmaNic::on_ack(PacketHandle p) {
 }
 
 void RdmaNic::on_read_response(PacketHandle p) {
-  QueuePair& q = qp(p->dst_qpn);
+  QpSlot& qs = slot(p->dst_qpn);
+  QueuePair& q = qs.qp;
   ++counters_.data_packets_received;
+  if (p->ecn == 3) [[unlikely]]
+    on_ecn_marked(qs, *p);
   uint64_t s = 0;
   if (q.error || !q.outstanding() || !q.map_psn(p->psn, q.snd_max - 1, &s)) {
     ++counters_.duplicates;

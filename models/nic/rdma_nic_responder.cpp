@@ -28,8 +28,13 @@ bool RdmaNic::take_receive(QueuePair& q) {
 }
 
 void RdmaNic::on_request(PacketHandle p) {
-  QueuePair& q = qp(p->dst_qpn);
+  QpSlot& qs = slot(p->dst_qpn);
+  QueuePair& q = qs.qp;
   ++counters_.data_packets_received;
+  // Congestion experienced on the way here: the algorithm decides whether a
+  // CNP or an ECN echo follows (before this packet's ACK is built).
+  if (p->ecn == 3) [[unlikely]]
+    on_ecn_marked(qs, *p);
   const bool sr = is_sr(cfg_);
   const bool is_read = p->kind == PacketKind::kReadRequest;
   const bool first = (p->flags & kFlagFirst) != 0;
@@ -211,17 +216,9 @@ void RdmaNic::emit_control(QueuePair& q, uint8_t syndrome, bool wake) {
   } else {
     ++counters_.naks_sent;
   }
-  const uint8_t prio = a->priority;
-  PortState& ps = *ports_[q.port()];
-  ps.control[prio].push_back(std::move(a));
-  if (!wake) return;
-  // Behind a pause (ACKs may share the data priority) a pull now would find
-  // nothing: pull when the pause ends, or earlier if a resume frame comes.
-  if (ps.pause.paused(prio, ctx().now())) {
-    port(q.port()).wake_at(ps.pause.paused_until(prio));
-  } else {
-    port(q.port()).wake();
-  }
+  if (q.cc != nullptr) [[unlikely]]
+    cc_ack_out(q, *a);
+  queue_control(q.port(), std::move(a), wake);
 }
 
 PacketHandle RdmaNic::build_read_response(QueuePair& q) {
