@@ -2,9 +2,12 @@
 // simulator: a flow run alone on its fabric completes in exactly its ideal
 // FCT, to the picosecond, wherever the docs say the closed form is exact;
 // slowdown is then exactly 1.
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "sim/output/summary.h"
 #include "sim/scenario/flow_route.h"
+#include "sim/scenario/scenario_error.h"
 #include "test/support/catch_units.h"
 #include "test/support/run_helpers.h"
 
@@ -178,4 +181,85 @@ TEST_CASE("Ideal FCT equals the FCT alone with several QPs on one path", "[quick
       run_alone(R"({"nic": {"ack_interval": )" + ack + "}}", R"({"kind": "star", "hosts": 2})",
                 flow("h0", "h1", size, "write", ", \"qps\": " + std::to_string(qps)));
   CHECK(a.fct == a.ideal);
+}
+
+TEST_CASE("Slowdown of an incast: the last of N equal flows ends (N-1) flows' time late",
+          "[quick][ideal_fct][slowdown]") {
+  // N senders start together at line rate into one 100G port: the port is
+  // busy from the first packet's arrival until all N x n packets have left,
+  // so the last flow completes exactly (N-1) x T(n) after its ideal, T(n)
+  // being one flow's serialisation at 100G (80 ps a byte).
+  const int n_senders = GENERATE(2, 4, 8);
+  const Ran r = run_text(R"({
+    "fabric": {"link": {"rate": "100Gbps", "delay": "1us"}},
+    "topology": {"kind": "star", "hosts": 9},
+    "traffic": [{"kind": "incast", "senders": )" +
+                         std::to_string(n_senders) + R"(, "dst": "h8", "size": "2MiB"}]
+  })");
+  REQUIRE(r.result.status == RunStatus::kComplete);
+  // 512 packets of 4096 + 82 bytes, the first with its 16-byte RETH.
+  const int64_t wire = 512 * 4178 + 16;
+  const int64_t t_flow = wire * 80;
+  // Alone: every packet on one link, the first on the other too, two delays;
+  // the 86-byte ACK back over two links and two delays.
+  const int64_t ideal = t_flow + 4194 * 80 + 2'000'000 + 2 * (86 * 80 + 1'000'000);
+  Time last;
+  for (const FlowResult& f : r.result.flows) {
+    CHECK(f.ideal_fct.in_ps() == ideal);
+    CHECK(f.slowdown() >= 1.0);
+    last = std::max(last, f.fct());
+  }
+  CHECK(last.in_ps() == ideal + (n_senders - 1) * t_flow);
+  const auto j = nlohmann::json::parse(summary_json(r.scenario, r.result));
+  // Nearest rank: with N <= 8 flows the p99 and p95 are the largest.
+  const double worst = static_cast<double>(last.in_ps()) / static_cast<double>(ideal);
+  CHECK(j["flows"]["slowdown"]["p99"].get<double>() == worst);
+  CHECK(j["flows"]["slowdown"]["count"] == n_senders);
+  CHECK(j["slowdown_by_item"][0]["p99"].get<double>() == worst);
+  // 2 MiB is in the last default bucket, >= 1 MB.
+  CHECK(j["slowdown_by_size"][3]["bucket"] == ">=1MB");
+  CHECK(j["slowdown_by_size"][3]["count"] == n_senders);
+  CHECK(j["slowdown_by_size"][0]["count"] == 0);
+}
+
+TEST_CASE("Slowdown is 1 for a flow alone, in summary.json", "[quick][ideal_fct][slowdown]") {
+  const Ran r = run_text(R"({
+    "topology": {"kind": "fat_tree", "k": 4},
+    "traffic": [{"kind": "flow", "src": 0, "dst": 15, "size": "64KiB"}],
+    "output": {"size_buckets": [1000, "64KiB", "1MiB"]}
+  })");
+  const auto j = nlohmann::json::parse(summary_json(r.scenario, r.result));
+  CHECK(j["per_flow"][0]["slowdown"].get<double>() == 1.0);
+  CHECK(j["per_flow"][0]["ideal_fct_ps"] == j["per_flow"][0]["fct_ps"]);
+  CHECK(j["flows"]["slowdown"]["p50"].get<double>() == 1.0);
+  // 64 KiB sits on an edge: in the bucket above it.
+  CHECK(j["slowdown_by_size"][2]["bucket"] == "64KiB-1MiB");
+  CHECK(j["slowdown_by_size"][2]["count"] == 1);
+  // The edges are resolved as given.
+  const auto resolved = nlohmann::json::parse(r.scenario.resolved_json);
+  CHECK(resolved["output"]["size_buckets"] == nlohmann::json::parse(R"([1000, "64KiB", "1MiB"])"));
+}
+
+TEST_CASE("output.size_buckets: rising sizes", "[quick][slowdown]") {
+  auto error_of = [](const std::string& buckets) -> std::string {
+    try {
+      load_scenario_text(
+          R"({"topology": {"kind": "star", "hosts": 2}, "output": {"size_buckets": )" + buckets +
+              "}}",
+          "t");
+    } catch (const ScenarioError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  CHECK(
+      error_of(R"(["10KB", "10KB"])") ==
+      R"(output.size_buckets[1]: "10KB" is not above the edge before it (expected rising sizes))");
+  CHECK(error_of(R"([0])").rfind("output.size_buckets[0]: 0 is not a size", 0) == 0);
+  CHECK(error_of(R"(["12 MB"])").rfind("output.size_buckets[0]: \"12 MB\" is not a size", 0) == 0);
+  CHECK(error_of(R"("1MB")") ==
+        R"(output.size_buckets: "1MB" is not a list (expected a list of sizes))");
+  CHECK(error_of("[]") == "no error");
+  const Scenario sc = load_scenario_text(R"({"topology": {"kind": "star", "hosts": 2}})", "t");
+  CHECK(sc.output.size_buckets == std::vector<Bytes>{Bytes::kb(10), Bytes::kb(100), Bytes::mb(1)});
 }
