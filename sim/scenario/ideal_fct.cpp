@@ -284,6 +284,11 @@ RcOpcode opcode_of(Verb verb, uint64_t r, uint64_t n) {
              : first       ? RcOpcode::kWriteFirst
              : last        ? RcOpcode::kWriteLast
                            : RcOpcode::kWriteMiddle;
+    case Verb::kWriteImm:
+      return first && last ? RcOpcode::kWriteOnlyImm
+             : first       ? RcOpcode::kWriteFirst
+             : last        ? RcOpcode::kWriteLastImm
+                           : RcOpcode::kWriteMiddle;
     case Verb::kSend:
       return first && last ? RcOpcode::kSendOnly
              : first       ? RcOpcode::kSendFirst

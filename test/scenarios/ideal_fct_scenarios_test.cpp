@@ -45,7 +45,7 @@ TEST_CASE("Ideal FCT equals the FCT alone on a star: sizes and verbs", "[quick][
   // 1 byte, one MTU, one MTU + 1, many MTUs (with a short last packet).
   const int64_t size = GENERATE(int64_t{0}, int64_t{1}, int64_t{4096}, int64_t{4097},
                                 int64_t{100 * 4096 + 123}, int64_t{1 << 20});
-  const std::string op = GENERATE("write", "send", "read");
+  const std::string op = GENERATE("write", "write_imm", "send", "read");
   INFO(op << " of " << size << " bytes");
   const Alone a = run_alone(R"({"link": {"rate": "100Gbps", "delay": "1us"}})",
                             R"({"kind": "star", "hosts": 3})", flow("h0", "h2", size, op));
@@ -58,7 +58,7 @@ TEST_CASE("Ideal FCT equals the FCT alone: WRITE and SEND, one hop to a 4-hop ta
   // A short last packet (1 byte, smaller than an ACK) behind full ones: the
   // ACK of the packet before it is still being sent when it arrives.
   const int64_t size = GENERATE(int64_t{2 * 256 + 1}, int64_t{3 * 256 + 2}, int64_t{5000});
-  const std::string op = GENERATE("write", "send");
+  const std::string op = GENERATE("write", "write_imm", "send");
   INFO(op << " of " << size << " bytes");
   const Alone a = run_alone(R"({"mtu": 256, "link": {"rate": "400Gbps", "delay": "300ns"}})",
                             R"({"kind": "star", "hosts": 2})", flow("h0", "h1", size, op));
