@@ -52,6 +52,8 @@ enum PacketFlag : uint8_t {
   kFlagLast = 1 << 2,        // last packet of a message
   kFlagRetransmit = 1 << 3,  // sent again by loss recovery
   kFlagCorrupted = 1 << 4,   // hit by a bit error on its last link: the receiver discards it
+  kFlagEcnEcho =
+      1 << 5,  // an ACK/NAK echoing congestion the responder saw (its algorithm's choice)
 };
 
 // A packet's extension area: 64 bytes that congestion-control and telemetry

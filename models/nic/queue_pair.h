@@ -16,6 +16,7 @@
 //     response received); every PSN below it is done.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "models/nic/psn_bitmap.h"
@@ -25,6 +26,8 @@
 #include "sim/units.h"
 
 namespace rdmasim {
+
+class CongestionControl;
 
 // Packets a message of `bytes` occupies at path MTU `mtu` (at least one).
 constexpr uint64_t packets_for(int64_t bytes, uint32_t mtu) {
@@ -57,6 +60,7 @@ class QueuePair {
     WorkRequest wr;
     uint64_t first_seq = 0;  // its PSN range [first_seq, end_seq)
     uint64_t end_seq = 0;
+    int64_t first_byte = 0;  // payload bytes of the WQEs posted before it
     uint64_t message_id = 0;
     Time posted;
     Time first_tx;
@@ -72,8 +76,18 @@ class QueuePair {
     w.end_seq = post_seq_ + packets_for(wr.bytes, mtu);
     w.message_id = message_id;
     w.posted = now;
+    w.first_byte = post_bytes_;
     post_seq_ = w.end_seq;
+    post_bytes_ += wr.bytes;
     wqes_.push_back(w);
+  }
+  // Payload bytes of the PSNs below una (while not in the error state: its
+  // flushed WQEs are gone).
+  int64_t bytes_below_una(uint32_t mtu) const {
+    if (wqes_.empty()) return post_bytes_;
+    const Wqe& w = wqes_.front();
+    return w.first_byte +
+           std::min<int64_t>(w.wr.bytes, static_cast<int64_t>(una - w.first_seq) * mtu);
   }
   // Index into wqes() of the WQE holding `seq` (wqes().size() if none).
   size_t find_wqe(uint64_t seq) const {
@@ -94,11 +108,26 @@ class QueuePair {
 
   // Sequence state, driven by the NIC.
   uint64_t una = 0;  // oldest PSN not known to be done
-  // Rate limiter (per-QP pacing: a flow's `rate`, and the hook for
-  // congestion control): 0 means
-  // line rate. The QP may start its next packet at `next_send`.
+  // Rate limiter: `rate` is the flow's own cap (RdmaNic::set_qp_rate),
+  // `cc_rate` the congestion-control algorithm's; `pace`, the lower of the
+  // two that are set (0: line rate), paces the QP and is recomputed when
+  // either changes. The QP may start its next packet at `next_send`;
+  // `last_start` and `last_wire` are the last packet's start and size, from
+  // which a new pace recomputes next_send.
   BitRate rate;
+  BitRate cc_rate;
+  BitRate pace;
   Time next_send;
+  Time last_start;
+  uint32_t last_wire = 0;
+  // New packets may be sent while the PSNs in [una, next_seq) are fewer than
+  // this: sr_window under selective repeat, and the algorithm's `window`
+  // (bytes, 0: none) in whole MTUs.
+  uint64_t inflight_limit = UINT64_MAX;
+  Bytes window;
+  // The algorithm in the QP's congestion-control slot (owned by the NIC), or
+  // null: every congestion-control event is behind this one test.
+  CongestionControl* cc = nullptr;
   uint64_t next_seq = 0;      // next PSN to send (go-back-N rewinds it)
   uint64_t snd_max = 0;       // one past the highest PSN ever sent
   size_t send_index = 0;      // index of the WQE holding next_seq
@@ -164,6 +193,7 @@ class QueuePair {
 
   Ring<Wqe> wqes_;
   uint64_t post_seq_ = 0;
+  int64_t post_bytes_ = 0;  // payload bytes of every WQE posted
 };
 
 }  // namespace rdmasim

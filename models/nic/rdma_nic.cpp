@@ -21,13 +21,15 @@ RdmaNic::RdmaNic(Simulation& sim, std::string name, uint32_t host, const NicConf
       base_timeout_(cfg.retransmit_timeout > Time::zero() ? cfg.retransmit_timeout
                                                           : ib_ack_timeout(cfg.timeout)) {}
 
-uint32_t RdmaNic::create_qp() {
+uint32_t RdmaNic::create_qp(CompletionHandler* completions) {
   const auto qpn = static_cast<uint32_t>(kFirstQpn + qps_.size());
   qps_.push_back(std::make_unique<QpSlot>(this, qpn, host_, id()));
+  qps_.back()->completions = completions;
   QueuePair& q = qps_.back()->qp;
   if (cfg_.loss_recovery == LossRecovery::kSelectiveRepeat) {
     q.sacked = PsnBitmap(cfg_.sr_window);
     q.sacked.reset(0);
+    q.inflight_limit = cfg_.sr_window;
   }
   return qpn;
 }
@@ -130,9 +132,13 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
           s.active = false;
           continue;
         }
-        if (q.rate.in_bps() > 0) {
-          q.next_send = std::max(q.next_send, now) + Bytes(p->wire_bytes) / q.rate;
+        if (q.pace.in_bps() > 0) {
+          q.next_send = std::max(q.next_send, now) + Bytes(p->wire_bytes) / q.pace;
         }
+        q.last_start = now;
+        q.last_wire = p->wire_bytes;
+        if (q.cc != nullptr) [[unlikely]]
+          cc_sent(s, *p);
         if (!q.read_jobs.empty() || can_send(q)) {
           ps.active.push_back(qpn);
         } else {
@@ -188,10 +194,10 @@ PacketHandle RdmaNic::make(PacketKind kind, RcOpcode op, uint32_t payload, const
   PacketHandle p = ctx().make_packet();
   classify(*p, kind);
   p->opcode = static_cast<uint8_t>(op);
-  const HeaderSet headers = format_.packet(op);
-  p->headers = headers.bits();
+  const RoceV2Format::Framing& f = format_.framing(op);
+  p->headers = f.headers.bits();
   p->payload_bytes = payload;
-  p->wire_bytes = headers.wire_bytes(payload);
+  p->wire_bytes = f.wire_bytes(payload);
   p->src = host_;
   p->dst = q.remote_host();
   p->flow_hash = q.flow_hash();
@@ -259,8 +265,11 @@ void RdmaNic::dispatch(PacketHandle p) {
     case PacketKind::kNak:
       on_ack(std::move(p));
       break;
+    case PacketKind::kCnp:
+      on_cnp(std::move(p));
+      break;
     default:
-      break;  // CNPs: no congestion control in this model yet
+      break;
   }
 }
 

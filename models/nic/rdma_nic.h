@@ -16,13 +16,18 @@
 //     (IBA) or selective repeat (IRN), with the local ACK timeout, retry_cnt
 //     and rnr_retry of IBA; a QP that runs out of retries enters the error
 //     state and completes its work requests with an error status.
-//  4. Completions go to the NIC's CompletionHandler (one per NIC, like a
-//     CQ): requester side when the last packet is acknowledged (a READ: when
-//     its last response arrives), responder side when an inbound WRITE/SEND
-//     message is whole.
-//  5. Timers are per QP (retransmission, RNR wait) and per port (PFC
-//     refresh, receive-buffer drain); all carry the NIC's id as their tag. A
-//     pause's end wakes the port through Port::wake_at.
+//  4. Completions go to the CompletionHandler of the QP they belong to (as
+//     verbs bind a QP to its CQs; none: not reported): requester side when
+//     the last packet is acknowledged (a READ: when its last response
+//     arrives), responder side when an inbound SEND message is whole.
+//  5. Timers are per QP (retransmission, RNR wait, congestion control) and
+//     per port (PFC refresh, receive-buffer drain); all carry the NIC's id as
+//     their tag. A pause's end wakes the port through Port::wake_at.
+//  6. Congestion control: each QP has a slot for one CongestionControl
+//     (models/cc/congestion_control.h), run in this NIC's events only. An
+//     empty slot costs a null-pointer check per event it would raise. CNPs
+//     are sent only by an algorithm; received ones are counted and handed to
+//     the QP's algorithm; ECN-marked packets are counted either way.
 #pragma once
 
 #include <array>
@@ -31,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "models/cc/congestion_control.h"
 #include "models/flow_control/pfc.h"
 #include "models/nic/indexed_event.h"
 #include "models/nic/nic_config.h"
@@ -50,6 +56,7 @@ class EgressSelector {
   virtual uint32_t egress_port(uint32_t src_host, uint32_t dst_host, uint64_t flow_hash) const = 0;
 };
 
+// A completion queue, in effect: where a QP's completions go (IBA §11.4).
 class CompletionHandler {
  public:
   virtual ~CompletionHandler() = default;
@@ -74,6 +81,11 @@ struct NicCounters {
   uint64_t pfc_frames_received = 0;
   uint64_t pfc_frames_sent = 0;
   uint64_t rx_buffer_drops = 0;
+  uint64_t cnps_sent = 0;
+  uint64_t cnps_received = 0;
+  uint64_t ecn_marked_received = 0;  // CE packets received: data, READ requests, READ responses
+  uint64_t ecn_echo_acks_sent = 0;   // ACKs and NAKs carrying an ECN echo
+  uint64_t ecn_echo_acks_received = 0;
 };
 
 class RdmaNic : public Node {
@@ -85,11 +97,13 @@ class RdmaNic : public Node {
   uint32_t host() const { return host_; }
   const NicConfig& config() const { return cfg_; }
   const NicCounters& counters() const { return counters_; }
-  void set_completion_handler(CompletionHandler* h) { completions_ = h; }
   void set_egress_selector(const EgressSelector* s) { egress_ = s; }
 
-  // Creates an unconnected QP and returns its QPN.
-  uint32_t create_qp();
+  // Creates an unconnected QP and returns its QPN. Its completions, send and
+  // receive, go to `completions` (none if null).
+  uint32_t create_qp(CompletionHandler* completions = nullptr);
+  // Routes QP `qpn`'s completions to `h` from now on.
+  void set_completion_handler(uint32_t qpn, CompletionHandler* h) { slot(qpn).completions = h; }
   // Connects QP `qpn` to `remote_qpn` on host `remote_host`. `flow_hash` is
   // the connection's ECMP entropy (the RoCE v2 UDP source port).
   void connect_qp(uint32_t qpn, uint32_t remote_host, uint32_t remote_qpn, uint32_t flow_hash);
@@ -111,10 +125,17 @@ class RdmaNic : public Node {
   // as a NIC with a stalled receive pipeline does (a "PFC storm"); at
   // `until` it sends a resume unless its receive buffer still needs the pause.
   void start_pfc_storm(uint8_t priority, Time until);
-  // Paces QP `qpn` to `rate` (0: line rate): each packet may start only
+  // Caps QP `qpn`'s rate at `rate` (0: line rate): each packet may start only
   // wire bytes / rate after the previous one. The traffic generator sets it
-  // for a flow with a `rate`; a congestion-control model would set it too.
-  void set_qp_rate(uint32_t qpn, BitRate rate) { qp(qpn).rate = rate; }
+  // for a flow with a `rate`. A congestion-control algorithm's rate is kept
+  // apart; the QP paces at the lower of the two.
+  void set_qp_rate(uint32_t qpn, BitRate rate);
+  // Puts `cc` in QP `qpn`'s congestion-control slot (the QP connected, its
+  // port cabled) and starts it (on_start); the algorithm it replaces, and
+  // its rate and window, are dropped; nullptr empties the slot. Not from
+  // inside the QP's own algorithm.
+  void set_congestion_control(uint32_t qpn, std::unique_ptr<CongestionControl> cc);
+  CongestionControl* congestion_control(uint32_t qpn) const { return qp(qpn).cc; }
 
   void setup() override;
   void receive(uint32_t port, PacketHandle p) override;
@@ -132,6 +153,8 @@ class RdmaNic : public Node {
   void send_pfc(uint32_t port, int priority, uint16_t quanta);
   void dispatch(PacketHandle p);
   void activate(uint32_t qpn);
+  // Queues an ACK/NAK/CNP on the control ring of its priority (behind PFC).
+  void queue_control(uint32_t port, PacketHandle&& c, bool wake);
   // Sets the class fields every packet of `kind` carries.
   void classify(Packet& p, PacketKind kind) const;
   PacketHandle make(PacketKind kind, RcOpcode op, uint32_t payload, const QueuePair& q);
@@ -141,6 +164,7 @@ class RdmaNic : public Node {
   PacketHandle build_request(QueuePair& q);
   PacketHandle build_segment(QueuePair& q, size_t wqe_index, uint64_t seq, uint64_t end);
   void on_ack(PacketHandle p);
+  void process_ack(QueuePair& q, const Packet& p);
   void on_read_response(PacketHandle p);
   void acknowledge_to(QueuePair& q, uint64_t target, bool* clamped);
   void advance_una(QueuePair& q, uint64_t new_una);
@@ -167,6 +191,46 @@ class RdmaNic : public Node {
   PacketHandle build_read_response(QueuePair& q);
   bool take_receive(QueuePair& q);
 
+  // ---- congestion control and CNPs (rdma_nic_cc.cpp) ----
+  struct QpSlot;
+  void on_cc_timer(uint32_t qpn);
+  void update_pacing(QpSlot& s);
+  void update_window(QpSlot& s);
+  void send_cnp(QueuePair& q);
+  void on_cnp(PacketHandle p);
+  void on_ecn_marked(QpSlot& s, const Packet& p);
+  void cc_sent(QpSlot& s, const Packet& p);
+  void cc_ack(QpSlot& s, const Packet& p, uint64_t old_una, int64_t old_bytes);
+  void cc_ack_out(QueuePair& q, Packet& a);
+
+  // A QP's congestion-control slot, when filled: the algorithm, and the
+  // context it acts through.
+  class QpCc final : public CcContext {
+   public:
+    QpCc(RdmaNic& nic, uint32_t qpn, std::unique_ptr<CongestionControl> algo);
+    Time now() const override;
+    BitRate line_rate() const override;
+    uint32_t mtu() const override;
+    void set_rate(BitRate rate) override;
+    void set_window(Bytes window) override;
+    void schedule_timer(Time at) override;
+    void cancel_timer() override;
+    void send_cnp() override;
+    void echo_ecn() override;
+
+   private:
+    friend class RdmaNic;
+    RdmaNic& nic_;
+    uint32_t qpn_;
+    std::unique_ptr<CongestionControl> algo_;
+    IndexedEvent<RdmaNic, &RdmaNic::on_cc_timer> timer_;
+    bool echo_pending_ = false;  // the next ACK/NAK carries an ECN echo
+    // The packet being timed for an RTT sample (CcAck::rtt).
+    bool timing_ = false;
+    uint64_t timed_seq_ = 0;
+    Time timed_sent_;
+  };
+
   struct QpSlot {
     QpSlot(RdmaNic* nic, uint32_t qpn, uint32_t host, uint32_t tag)
         : qp(qpn, host),
@@ -176,6 +240,8 @@ class RdmaNic : public Node {
     bool active = false;          // in its port's round-robin ring
     bool responses_turn = false;  // alternates READ responses with requests
     int64_t extra_receives = 0;
+    CompletionHandler* completions = nullptr;  // the QP's CQ, in effect
+    std::unique_ptr<QpCc> cc;                  // congestion-control slot (qp.cc: its algorithm)
     IndexedEvent<RdmaNic, &RdmaNic::on_retransmit_timer> retransmit;
     IndexedEvent<RdmaNic, &RdmaNic::on_rnr_timer> rnr;
   };
@@ -205,9 +271,23 @@ class RdmaNic : public Node {
   std::vector<std::unique_ptr<QpSlot>> qps_;
   std::vector<std::unique_ptr<PortState>> ports_;
   NicCounters counters_;
-  CompletionHandler* completions_ = nullptr;
   const EgressSelector* egress_ = nullptr;
   uint64_t next_message_id_ = 0;
 };
+
+// Inline: every ACK and NAK goes through it.
+inline void RdmaNic::queue_control(uint32_t port_index, PacketHandle&& c, bool wake) {
+  const uint8_t prio = c->priority;
+  PortState& ps = *ports_[port_index];
+  ps.control[prio].push_back(std::move(c));
+  if (!wake) return;
+  // Behind a pause (ACKs may share the data priority) a pull now would find
+  // nothing: pull when the pause ends, or earlier if a resume frame comes.
+  if (ps.pause.paused(prio, ctx().now())) {
+    port(port_index).wake_at(ps.pause.paused_until(prio));
+  } else {
+    port(port_index).wake();
+  }
+}
 
 }  // namespace rdmasim

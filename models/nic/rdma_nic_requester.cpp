@@ -18,6 +18,12 @@ RcOpcode data_opcode(Verb verb, bool first, bool last) {
     if (first) return RcOpcode::kWriteFirst;
     return last ? RcOpcode::kWriteLast : RcOpcode::kWriteMiddle;
   }
+  if (verb == Verb::kWriteImm) {
+    // Only the last packet differs from a WRITE's: it carries ImmDt.
+    if (first && last) return RcOpcode::kWriteOnlyImm;
+    if (first) return RcOpcode::kWriteFirst;
+    return last ? RcOpcode::kWriteLastImm : RcOpcode::kWriteMiddle;
+  }
   if (first && last) return RcOpcode::kSendOnly;
   if (first) return RcOpcode::kSendFirst;
   return last ? RcOpcode::kSendLast : RcOpcode::kSendMiddle;
@@ -38,8 +44,8 @@ bool RdmaNic::can_send(const QueuePair& q) const {
   if (!q.has_new_data()) return false;
   const QueuePair::Wqe& w = q.wqes()[q.send_index];
   if (w.wr.verb == Verb::kRead && !w.started && q.reads_outstanding >= ord_) return false;
-  if (is_sr(cfg_) && q.next_seq - q.una >= cfg_.sr_window) return false;
-  return true;
+  // Selective repeat's window and the congestion-control window, in PSNs.
+  return q.next_seq - q.una < q.inflight_limit;
 }
 
 PacketHandle RdmaNic::build_request(QueuePair& q) {
@@ -95,6 +101,7 @@ PacketHandle RdmaNic::build_segment(QueuePair& q, size_t wqe_index, uint64_t seq
     const bool last = seq + 1 == w.end_seq;
     p = make(PacketKind::kData, data_opcode(w.wr.verb, first, last), payload, q);
     p->flags = (first ? kFlagFirst : 0) | (last ? kFlagLast | kFlagAckReq : 0);
+    if (last && w.wr.verb == Verb::kWriteImm) p->imm_data = w.wr.imm;
     ++counters_.data_packets_sent;
   }
   p->psn = static_cast<uint32_t>(seq) & kPsnMask;
@@ -218,19 +225,34 @@ void RdmaNic::rewind(QueuePair& q, uint64_t seq) {
 }
 
 void RdmaNic::on_ack(PacketHandle p) {
-  QueuePair& q = qp(p->dst_qpn);
+  QpSlot& s = slot(p->dst_qpn);
+  QueuePair& q = s.qp;
+  if ((p->flags & kFlagEcnEcho) != 0) [[unlikely]]
+    ++counters_.ecn_echo_acks_received;
+  if (q.cc == nullptr) [[likely]] {
+    process_ack(q, *p);
+    return;
+  }
+  // The algorithm sees the ACK after the transport has acted on it.
+  const uint64_t old_una = q.una;
+  const int64_t old_bytes = q.bytes_below_una(cfg_.mtu);
+  process_ack(q, *p);
+  cc_ack(s, *p, old_una, old_bytes);
+}
+
+void RdmaNic::process_ack(QueuePair& q, const Packet& ack) {
   if (q.error || !q.outstanding()) return;
-  const uint8_t syndrome = p->aeth_syndrome;
+  const uint8_t syndrome = ack.aeth_syndrome;
   const uint64_t old_una = q.una;
   const bool sr = is_sr(cfg_);
   bool clamped = false;
   uint64_t seq = 0;
   if ((syndrome & 0x60) == 0) {
-    // ACK of every PSN up to and including p->psn.
-    if (!q.map_psn(p->psn, q.snd_max - 1, &seq)) return;  // stale
+    // ACK of every PSN up to and including ack.psn.
+    if (!q.map_psn(ack.psn, q.snd_max - 1, &seq)) return;  // stale
     const uint64_t target = seq + 1;
     acknowledge_to(q, target, &clamped);
-    if (sr) apply_sack(q, target, p->aux);
+    if (sr) apply_sack(q, target, ack.aux);
     after_progress(q, old_una);
     if (q.error) return;
     if (clamped) {
@@ -248,11 +270,11 @@ void RdmaNic::on_ack(PacketHandle p) {
       }
     }
   } else if ((syndrome & 0x60) == kAethRnrNak) {
-    // RNR NAK: PSNs below p->psn are acknowledged; wait the RNR timer, then
-    // resend from p->psn.
-    if (!q.map_psn(p->psn, q.snd_max - 1, &seq)) return;
+    // RNR NAK: PSNs below ack.psn are acknowledged; wait the RNR timer, then
+    // resend from ack.psn.
+    if (!q.map_psn(ack.psn, q.snd_max - 1, &seq)) return;
     acknowledge_to(q, seq, &clamped);
-    if (sr) apply_sack(q, seq, p->aux);
+    if (sr) apply_sack(q, seq, ack.aux);
     after_progress(q, old_una);
     if (q.error) return;
     if (cfg_.rnr_retry != kRnrRetryInfinite && q.rnr_retries >= cfg_.rnr_retry) {
@@ -276,13 +298,13 @@ void RdmaNic::on_ack(PacketHandle p) {
     }
     return;
   } else {
-    // NAK (sequence error): PSNs below p->psn are acknowledged; p->psn is missing.
-    if (!q.map_psn(p->psn, q.snd_max, &seq)) return;
+    // NAK (sequence error): PSNs below ack.psn are acknowledged; ack.psn is missing.
+    if (!q.map_psn(ack.psn, q.snd_max, &seq)) return;
     acknowledge_to(q, seq, &clamped);
     if (sr) {
-      apply_sack(q, seq, p->aux);
+      apply_sack(q, seq, ack.aux);
       const uint64_t high =
-          p->aux == 0 ? seq + 1 : seq + 64 - static_cast<uint64_t>(std::countl_zero(p->aux));
+          ack.aux == 0 ? seq + 1 : seq + 64 - static_cast<uint64_t>(std::countl_zero(ack.aux));
       after_progress(q, old_una);
       if (q.error) return;
       if (!q.in_recovery || q.una >= q.recovery_high) {
@@ -303,8 +325,11 @@ void RdmaNic::on_ack(PacketHandle p) {
 }
 
 void RdmaNic::on_read_response(PacketHandle p) {
-  QueuePair& q = qp(p->dst_qpn);
+  QpSlot& qs = slot(p->dst_qpn);
+  QueuePair& q = qs.qp;
   ++counters_.data_packets_received;
+  if (p->ecn == 3) [[unlikely]]
+    on_ecn_marked(qs, *p);
   uint64_t s = 0;
   if (q.error || !q.outstanding() || !q.map_psn(p->psn, q.snd_max - 1, &s)) {
     ++counters_.duplicates;
@@ -419,7 +444,8 @@ void RdmaNic::complete_front(QueuePair& q, WcStatus status) {
   QueuePair::Wqe w = q.wqes().pop_front();
   if (q.send_index > 0) --q.send_index;
   if (w.wr.verb == Verb::kRead && w.started && q.reads_outstanding > 0) --q.reads_outstanding;
-  if (completions_ == nullptr) return;
+  CompletionHandler* h = slot(q.qpn()).completions;
+  if (h == nullptr) return;
   Completion c;
   c.wr_id = w.wr.wr_id;
   c.message_id = w.message_id;
@@ -432,7 +458,7 @@ void RdmaNic::complete_front(QueuePair& q, WcStatus status) {
   c.started = w.started;
   c.first_tx = w.first_tx;
   c.completed = ctx().now();
-  completions_->on_send_completion(host_, c);
+  h->on_send_completion(host_, c);
 }
 
 // retry_cnt or rnr_retry ran out: the QP enters the error state (IBA

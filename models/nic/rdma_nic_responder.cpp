@@ -13,6 +13,12 @@ bool is_sr(const NicConfig& c) { return c.loss_recovery == LossRecovery::kSelect
 
 bool is_send(uint8_t opcode) { return opcode <= static_cast<uint8_t>(RcOpcode::kSendOnly); }
 
+// WRITE Last/Only with Immediate: the packet that carries ImmDt (IBA §9.3.4).
+bool carries_imm(uint8_t opcode) {
+  return opcode == static_cast<uint8_t>(RcOpcode::kWriteLastImm) ||
+         opcode == static_cast<uint8_t>(RcOpcode::kWriteOnlyImm);
+}
+
 }  // namespace
 
 bool RdmaNic::take_receive(QueuePair& q) {
@@ -22,14 +28,22 @@ bool RdmaNic::take_receive(QueuePair& q) {
 }
 
 void RdmaNic::on_request(PacketHandle p) {
-  QueuePair& q = qp(p->dst_qpn);
+  QpSlot& qs = slot(p->dst_qpn);
+  QueuePair& q = qs.qp;
   ++counters_.data_packets_received;
+  // Congestion experienced on the way here: the algorithm decides whether a
+  // CNP or an ECN echo follows (before this packet's ACK is built).
+  if (p->ecn == 3) [[unlikely]]
+    on_ecn_marked(qs, *p);
   const bool sr = is_sr(cfg_);
   const bool is_read = p->kind == PacketKind::kReadRequest;
   const bool first = (p->flags & kFlagFirst) != 0;
   const bool last = (p->flags & kFlagLast) != 0;
   const bool ack_req = (p->flags & kFlagAckReq) != 0;
-  const bool needs_receive = !is_read && first && is_send(p->opcode);
+  // A SEND consumes a receive WQE with its first packet, a WRITE with
+  // immediate with the packet carrying ImmDt (IBA §9.7.5.2.8 RNR NAK for
+  // either when there is none); a plain WRITE consumes none.
+  const bool needs_receive = !is_read && ((first && is_send(p->opcode)) || carries_imm(p->opcode));
   const int32_t d = psn_diff(static_cast<uint32_t>(q.epsn) & kPsnMask, p->psn);
 
   if (d < 0) {
@@ -85,9 +99,9 @@ void RdmaNic::on_request(PacketHandle p) {
         ++counters_.duplicates;
       } else {
         if (needs_receive && !take_receive(q)) return;
-        q.reorder.place(
-            static_cast<uint64_t>(d),
-            ReorderBuffer::Slot{p->message_id, p->created, p->payload_bytes, p->opcode, p->flags});
+        q.reorder.place(static_cast<uint64_t>(d),
+                        ReorderBuffer::Slot{p->message_id, p->created, p->payload_bytes,
+                                            p->imm_data, p->opcode, p->flags});
       }
     }
     // A packet only a little ahead of the gap is more likely reordered (by
@@ -122,7 +136,8 @@ void RdmaNic::on_request(PacketHandle p) {
     activate(q.qpn());
   } else {
     deliver(q,
-            ReorderBuffer::Slot{p->message_id, p->created, p->payload_bytes, p->opcode, p->flags},
+            ReorderBuffer::Slot{p->message_id, p->created, p->payload_bytes, p->imm_data, p->opcode,
+                                p->flags},
             p->src);
     q.epsn += 1;
     q.reorder.advance(1);
@@ -153,17 +168,24 @@ void RdmaNic::deliver(QueuePair& q, const ReorderBuffer::Slot& s, uint32_t src) 
   if ((s.flags & kFlagLast) == 0) return;
   q.msn = (q.msn + 1) & kPsnMask;
   ++counters_.messages_completed;
-  if (completions_ == nullptr) return;
+  // Only what consumed a receive WQE completes at the responder: a SEND or a
+  // WRITE with immediate; a plain WRITE is invisible to the responder's
+  // application (IBA §9.7.5, §11.4.2).
+  const bool imm = carries_imm(s.opcode);
+  if (!imm && !is_send(s.opcode)) return;
+  CompletionHandler* h = slot(q.qpn()).completions;
+  if (h == nullptr) return;
   Completion c;
   c.message_id = s.message_id;
   c.qpn = q.qpn();
   c.peer = src;
-  c.verb = is_send(s.opcode) ? Verb::kSend : Verb::kWrite;
+  c.verb = imm ? Verb::kWriteImm : Verb::kSend;
+  if (imm) c.imm = s.imm;
   c.bytes = q.rx_message_bytes;
   c.started = true;
   c.first_tx = q.rx_message_start;
   c.completed = ctx().now();
-  completions_->on_receive_completion(host_, c);
+  h->on_receive_completion(host_, c);
 }
 
 // A responder answers in PSN order: while READ responses are queued, an
@@ -194,17 +216,9 @@ void RdmaNic::emit_control(QueuePair& q, uint8_t syndrome, bool wake) {
   } else {
     ++counters_.naks_sent;
   }
-  const uint8_t prio = a->priority;
-  PortState& ps = *ports_[q.port()];
-  ps.control[prio].push_back(std::move(a));
-  if (!wake) return;
-  // Behind a pause (ACKs may share the data priority) a pull now would find
-  // nothing: pull when the pause ends, or earlier if a resume frame comes.
-  if (ps.pause.paused(prio, ctx().now())) {
-    port(q.port()).wake_at(ps.pause.paused_until(prio));
-  } else {
-    port(q.port()).wake();
-  }
+  if (q.cc != nullptr) [[unlikely]]
+    cc_ack_out(q, *a);
+  queue_control(q.port(), std::move(a), wake);
 }
 
 PacketHandle RdmaNic::build_read_response(QueuePair& q) {

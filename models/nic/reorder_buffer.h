@@ -26,6 +26,7 @@ class ReorderBuffer {
     uint64_t message_id = 0;
     Time created;
     uint32_t payload = 0;
+    uint32_t imm = 0;  // ImmDt, on the packet carrying it
     uint8_t opcode = 0;
     uint8_t flags = 0;
   };

@@ -9,7 +9,10 @@
 
 namespace rdmasim {
 
-enum class Verb : uint8_t { kWrite, kSend, kRead };
+// kWriteImm: RDMA WRITE with immediate (IBA §9.3.4): a WRITE whose last
+// packet carries 4 bytes of immediate data, and which, like a SEND, consumes
+// a receive WQE and completes at the responder.
+enum class Verb : uint8_t { kWrite, kSend, kRead, kWriteImm };
 
 inline const char* to_string(Verb v) {
   switch (v) {
@@ -19,6 +22,8 @@ inline const char* to_string(Verb v) {
       return "send";
     case Verb::kRead:
       return "read";
+    case Verb::kWriteImm:
+      return "write_imm";
   }
   return "?";
 }
@@ -49,6 +54,7 @@ struct WorkRequest {
   uint64_t wr_id = 0;  // the poster's tag, returned in the completion
   Verb verb = Verb::kWrite;
   int64_t bytes = 0;  // message length; for a READ, the RETH DMA length
+  uint32_t imm = 0;   // kWriteImm: the immediate data (ImmDt)
 };
 
 struct Completion {
@@ -62,7 +68,8 @@ struct Completion {
   bool started = false;  // its first packet (a READ: its request) was sent
   Time posted;           // when the work request was posted
   Time first_tx;         // start of transmission of its first packet (a READ: its request)
-  Time completed;  // requester: last ACK / last READ response arrived; responder: message whole
+  Time completed;    // requester: last ACK / last READ response arrived; responder: message whole
+  uint32_t imm = 0;  // responder, kWriteImm: the immediate data (ibv_wc.imm_data)
 };
 
 }  // namespace rdmasim

@@ -16,7 +16,9 @@ enum class RcOpcode : uint8_t {
   kWriteFirst = 0x06,
   kWriteMiddle = 0x07,
   kWriteLast = 0x08,
+  kWriteLastImm = 0x09,  // RDMA WRITE Last with Immediate (carries ImmDt)
   kWriteOnly = 0x0A,
+  kWriteOnlyImm = 0x0B,  // RDMA WRITE Only with Immediate (RETH and ImmDt)
   kReadRequest = 0x0C,
   kReadResponseFirst = 0x0D,
   kReadResponseMiddle = 0x0E,

@@ -7,13 +7,15 @@
 //    minimum frame, 7+1 bytes preamble+SFD, 12-byte minimum inter-frame gap);
 //    802.1Q tag 4 bytes.
 //  - IPv4 20 (no options), IPv6 40, UDP 8 (RoCE v2 destination port 4791).
-//  - IBA Vol 1 ch. 9: BTH 12, RETH 16, AETH 4, ICRC 4; LRH 8, GRH 40, VCRC 2.
+//  - IBA Vol 1 ch. 9: BTH 12, RETH 16, AETH 4, ImmDt 4 (§9.3.4), ICRC 4;
+//    LRH 8, GRH 40, VCRC 2.
 //  - RoCE v2 CNP (IBA Annex A17.9.3): BTH (opcode 0x81) + 16 reserved bytes.
 //  - PFC (IEEE 802.1Qbb / 802.3 Annex 31D): MAC control opcode 0x0101,
 //    class-enable vector 2 bytes, eight 2-byte pause times.
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <string_view>
 
@@ -37,6 +39,7 @@ enum class Header : uint8_t {
   kLrh,            // 8: IB local route header
   kGrh,            // 40: IB global route header
   kVcrc,           // 2: IB variant CRC
+  kImmDt,          // 4: immediate data (WRITE Last/Only with Immediate)
   kCount
 };
 
@@ -63,6 +66,7 @@ inline constexpr std::array<HeaderInfo, static_cast<size_t>(Header::kCount)> kHe
     {"LRH", 8},
     {"GRH", 40},
     {"VCRC", 2},
+    {"ImmDt", 4},
 }};
 
 inline constexpr uint16_t kRoceV2UdpPort = 4791;
@@ -86,16 +90,18 @@ class HeaderSet {
   // Bytes of all headers in the set (no padding, no payload).
   constexpr uint32_t header_bytes() const {
     uint32_t sum = 0;
-    for (size_t i = 0; i < kHeaderInfo.size(); ++i) {
-      if ((bits_ >> i) & 1U) sum += kHeaderInfo[i].bytes;
-    }
+    for (uint32_t b = bits_; b != 0; b &= b - 1) sum += kHeaderInfo[std::countr_zero(b)].bytes;
     return sum;
   }
 
   // Frame bytes as the receiving MAC counts them: for Ethernet, destination
   // MAC through FCS, padded to the 64-byte minimum; for IB, LRH through VCRC.
   constexpr uint32_t frame_bytes(uint32_t payload) const {
-    uint32_t frame = header_bytes() + payload;
+    return frame_bytes(payload, header_bytes());
+  }
+  // The same, given this set's header_bytes() (a format computes it once).
+  constexpr uint32_t frame_bytes(uint32_t payload, uint32_t header_bytes) const {
+    uint32_t frame = header_bytes + payload;
     if (has(Header::kPreambleSfd)) frame -= kHeaderInfo[size_t(Header::kPreambleSfd)].bytes;
     if (has(Header::kInterFrameGap)) frame -= kHeaderInfo[size_t(Header::kInterFrameGap)].bytes;
     if (has(Header::kEthernet) && frame < kEthernetMinFrame) frame = kEthernetMinFrame;
@@ -113,7 +119,10 @@ class HeaderSet {
   // Bytes a link serializes: the frame plus, on Ethernet, preamble+SFD and
   // the inter-frame gap (they occupy the wire as much as the frame does).
   constexpr uint32_t wire_bytes(uint32_t payload) const {
-    uint32_t wire = frame_bytes(payload);
+    return wire_bytes(payload, header_bytes());
+  }
+  constexpr uint32_t wire_bytes(uint32_t payload, uint32_t header_bytes) const {
+    uint32_t wire = frame_bytes(payload, header_bytes);
     if (has(Header::kPreambleSfd)) wire += kHeaderInfo[size_t(Header::kPreambleSfd)].bytes;
     if (has(Header::kInterFrameGap)) wire += kHeaderInfo[size_t(Header::kInterFrameGap)].bytes;
     return wire;

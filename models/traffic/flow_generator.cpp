@@ -26,8 +26,10 @@ FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<Flow
     records_[i].id = i;
     records_[i].first_tx = Time::infinite();
     for (uint32_t k = 0; k < n; ++k) {
-      const uint32_t qs = src.create_qp();
-      const uint32_t qd = dst.create_qp();
+      // The generator sees the completions of its own QPs only (others may
+      // share the NICs).
+      const uint32_t qs = src.create_qp(this);
+      const uint32_t qd = dst.create_qp(this);
       // RoCE v2 NICs derive the UDP source port from the QP: a 16-bit value
       // that gives every QP its own ECMP entropy.
       const auto sport = static_cast<uint32_t>(mix64((uint64_t{f.src} << 32) | qs) & 0xFFFF);
@@ -46,7 +48,6 @@ FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<Flow
       parts_.push_back(Part{i, qs, qd, bytes});
     }
   }
-  for (RdmaNic* nic : nics_) nic->set_completion_handler(this);
   order_.resize(flows_.size());
   std::iota(order_.begin(), order_.end(), 0);
   std::stable_sort(order_.begin(), order_.end(),

@@ -2,7 +2,9 @@
 // times and records each one's completion.
 //
 // Contract:
-//  1. Each flow gets its own connected RC QP pair, created at build time.
+//  1. Each flow gets its own connected RC QP pair, created at build time,
+//     whose completions (and only those) come to the generator: other
+//     workloads may post on QPs of their own on the same NICs.
 //  2. Flows are posted in (start time, flow id) order by one timer event.
 //  3. A flow is complete when its requester sees the completion: the ACK of
 //     its last packet (WRITE, SEND) or the arrival of its last response

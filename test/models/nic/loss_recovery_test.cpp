@@ -90,8 +90,8 @@ TEST_CASE("selective repeat: one lost packet is resent alone", "[quick][nic][los
   CHECK(c.log.sent[0].status == WcStatus::kSuccess);
   CHECK(c.b.counters().payload_bytes_delivered == 64 * 4096);
   CHECK(c.a.counters().retransmitted_packets == 1);
-  REQUIRE(c.log.received.size() == 1);
-  CHECK(c.log.received[0].bytes == 64 * 4096);
+  CHECK(c.log.received.empty());  // a plain WRITE completes at the requester only
+  CHECK(c.b.counters().messages_completed == 1);
   // The first NAK names PSN 10 and SACKs PSN 11: bit i = PSN 10 + i.
   const auto naks = c.from(1, PacketKind::kNak);
   REQUIRE(!naks.empty());
@@ -154,9 +154,11 @@ TEST_CASE("random bit errors: every byte arrives, with retransmissions", "[quick
   // Every lost data packet was sent again at least once.
   CHECK(p.a.counters().retransmitted_packets >= p.cable.a_to_b->counters().corrupted);
   CHECK(p.b.counters().payload_bytes_delivered == 2 * size);
-  REQUIRE(p.log.received.size() == 2);
+  // The responder completes the SEND (a plain WRITE raises no completion there).
+  REQUIRE(p.log.received.size() == 1);
+  CHECK(p.log.received[0].verb == Verb::kSend);
   CHECK(p.log.received[0].bytes == size);
-  CHECK(p.log.received[1].bytes == size);
+  CHECK(p.b.counters().messages_completed == 2);
 }
 
 TEST_CASE("random bit errors on READ responses: the READ completes with every byte",
@@ -327,7 +329,9 @@ TEST_CASE("timeout 0 waits forever", "[quick][nic][loss]") {
 TEST_CASE("selective repeat places reordered packets; messages complete whole and in order",
           "[quick][nic][loss]") {
   // Every 7th data packet swaps places with the one behind it, as packet
-  // spraying would reorder them. Messages of 3 packets: 40 SENDs and WRITEs.
+  // spraying would reorder them. Messages of 3 packets: 40 SENDs, WRITEs
+  // and WRITEs with immediate, in turn; the responder completes the SENDs
+  // and WRITEs with immediate (27), whole and in order.
   auto swap_every_7th = [](const Packet& p, uint32_t port) {
     return port == 0 && p.kind == PacketKind::kData && p.retransmissions == 0 && p.psn % 7 == 3;
   };
@@ -337,18 +341,29 @@ TEST_CASE("selective repeat places reordered packets; messages complete whole an
     Chain c(with(mode == 0 ? LossRecovery::kGoBackN : LossRecovery::kSelectiveRepeat));
     c.m.hold = swap_every_7th;
     c.sim.setup();
+    const Verb verbs[3] = {Verb::kSend, Verb::kWrite, Verb::kWriteImm};
     for (int i = 0; i < messages; ++i) {
-      c.a.post(c.qa, WorkRequest{uint64_t(i), i % 2 == 0 ? Verb::kSend : Verb::kWrite, 3 * 4096});
+      c.a.post(c.qa, WorkRequest{uint64_t(i), verbs[i % 3], 3 * 4096, uint32_t(1000 + i)});
     }
     c.sim.run();
     REQUIRE(c.log.sent.size() == static_cast<size_t>(messages));
-    REQUIRE(c.log.received.size() == static_cast<size_t>(messages));
+    std::vector<int> completing;  // the messages the responder completes
+    for (int i = 0; i < messages; ++i) {
+      if (verbs[i % 3] != Verb::kWrite) completing.push_back(i);
+    }
+    REQUIRE(completing.size() == 27);
+    REQUIRE(c.log.received.size() == completing.size());
     for (int i = 0; i < messages; ++i) {
       CHECK(c.log.sent[i].wr_id == static_cast<uint64_t>(i));
       CHECK(c.log.sent[i].status == WcStatus::kSuccess);
-      CHECK(c.log.received[i].bytes == 3 * 4096);
-      CHECK(c.log.received[i].verb == (i % 2 == 0 ? Verb::kSend : Verb::kWrite));
     }
+    for (size_t k = 0; k < completing.size(); ++k) {
+      const int i = completing[k];
+      CHECK(c.log.received[k].bytes == 3 * 4096);
+      CHECK(c.log.received[k].verb == verbs[i % 3]);
+      if (verbs[i % 3] == Verb::kWriteImm) CHECK(c.log.received[k].imm == uint32_t(1000 + i));
+    }
+    CHECK(c.b.counters().messages_completed == static_cast<uint64_t>(messages));
     CHECK(c.b.counters().payload_bytes_delivered == int64_t{messages} * 3 * 4096);
     CHECK(c.b.counters().out_of_sequence > 0);
     retx[mode] = c.a.counters().retransmitted_packets;

@@ -1,6 +1,7 @@
 // Micro networks for the NIC tests: two NICs on one cable (Pair), or two
 // NICs through a Middlebox (Chain), a two-port node that forwards, records
-// every packet, drops the ones a predicate picks, and injects PFC frames.
+// every packet, drops the ones a predicate picks, marks ECN CE on the ones
+// another picks, and injects PFC frames.
 #pragma once
 
 #include <functional>
@@ -24,10 +25,12 @@ inline const RoceV2Format& ipv4_format() {
   return f;
 }
 
-// Connects a QP pair between two NICs; returns {qpn on a, qpn on b}.
-inline std::pair<uint32_t, uint32_t> connect_qps(RdmaNic& a, RdmaNic& b, uint32_t hash = 0x1234) {
-  const uint32_t qa = a.create_qp();
-  const uint32_t qb = b.create_qp();
+// Connects a QP pair between two NICs, both reporting their completions to
+// `log`; returns {qpn on a, qpn on b}.
+inline std::pair<uint32_t, uint32_t> connect_qps(RdmaNic& a, RdmaNic& b, uint32_t hash = 0x1234,
+                                                 CompletionHandler* log = nullptr) {
+  const uint32_t qa = a.create_qp(log);
+  const uint32_t qb = b.create_qp(log);
   a.connect_qp(qa, b.host(), qb, hash);
   b.connect_qp(qb, a.host(), qa, hash);
   return {qa, qb};
@@ -42,9 +45,7 @@ struct Pair {
         a(sim.add<RdmaNic>("a", 0, cfg, ipv4_format())),
         b(sim.add<RdmaNic>("b", 1, cfg, ipv4_format())),
         cable(connect(sim, a, b, rate, delay)) {
-    a.set_completion_handler(&log);
-    b.set_completion_handler(&log);
-    std::tie(qa, qb) = connect_qps(a, b);
+    std::tie(qa, qb) = connect_qps(a, b, 0x1234, &log);
   }
   Simulation sim;
   NicConfig cfg;
@@ -74,6 +75,7 @@ struct Seen {
   uint32_t read_length;
   Time created;
   bool dropped;
+  uint32_t dst_qpn;
 };
 
 class Middlebox : public Node {
@@ -86,6 +88,9 @@ class Middlebox : public Node {
   // Holds a packet for which this returns true until the next one in the
   // same direction has been forwarded: the two swap places.
   std::function<bool(const Packet&, uint32_t in_port)> hold;
+  // Marks congestion experienced (ECN CE) on the ECN-capable packets for
+  // which this returns true, as a switch's RED would.
+  std::function<bool(const Packet&, uint32_t in_port)> mark;
   std::vector<Seen> seen;
 
   // Sends a PFC frame out of `port` at time `at`.
@@ -100,11 +105,12 @@ class Middlebox : public Node {
     if (!pending_.empty()) sim().schedule(inject_, pending_[0].at);
   }
   void receive(uint32_t port, PacketHandle p) override {
+    if (mark && (p->ecn == 1 || p->ecn == 2) && mark(*p, port)) p->ecn = 3;
     const Packet& q = *p;
     const bool dropped = q.kind != PacketKind::kPfc && drop && drop(q, port);
     seen.push_back(Seen{sim().now(), port, q.kind, q.opcode, q.psn, q.flags, q.retransmissions,
                         q.aux, q.aeth_syndrome, q.priority, q.dscp, q.pcp, q.ecn, q.payload_bytes,
-                        q.wire_bytes, q.read_length, q.created, dropped});
+                        q.wire_bytes, q.read_length, q.created, dropped, q.dst_qpn});
     if (q.kind == PacketKind::kPfc || dropped) return;
     const uint32_t out = 1 - port;
     if (!held_[out] && hold && hold(q, port)) {
@@ -153,9 +159,7 @@ struct Chain {
         b(sim.add<RdmaNic>("b", 1, cfg, ipv4_format())),
         am(connect(sim, a, m, rate, delay)),
         mb(connect(sim, m, b, rate, delay)) {
-    a.set_completion_handler(&log);
-    b.set_completion_handler(&log);
-    std::tie(qa, qb) = connect_qps(a, b);
+    std::tie(qa, qb) = connect_qps(a, b, 0x1234, &log);
   }
   // Seen packets of one kind from one side.
   std::vector<Seen> from(uint32_t port, PacketKind kind) const {

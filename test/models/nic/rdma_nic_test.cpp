@@ -29,8 +29,9 @@ TEST_CASE("a WRITE completes after its wire time plus the ACK's return", "[quick
   CHECK(p.b.counters().out_of_sequence == 0);
   // ACK every packet by default.
   CHECK(p.b.counters().acks_sent == 256);
-  REQUIRE(p.log.received.size() == 1);
-  CHECK(p.log.received[0].bytes == size);
+  // A plain WRITE consumes no receive WQE and completes only at the requester.
+  CHECK(p.log.received.empty());
+  CHECK(p.b.counters().messages_completed == 1);
   CHECK(p.sim.packet_pool().live() == 0);
 }
 
@@ -59,18 +60,21 @@ TEST_CASE("SEND and WRITE messages on one QP complete in order", "[quick][nic]")
   CHECK(p.log.sent[1].wr_id == 2);
   CHECK(p.log.sent[2].wr_id == 3);
   CHECK(p.log.sent[0].completed <= p.log.sent[1].completed);
-  REQUIRE(p.log.received.size() == 3);
+  // The responder completes the two SENDs; the WRITE raises no completion there.
+  REQUIRE(p.log.received.size() == 2);
   CHECK(p.log.received[0].verb == Verb::kSend);
-  CHECK(p.log.received[1].verb == Verb::kWrite);
-  CHECK(p.log.received[1].bytes == 0);
+  CHECK(p.log.received[0].bytes == 10'000);
+  CHECK(p.log.received[1].verb == Verb::kSend);
+  CHECK(p.log.received[1].bytes == 4096);
+  CHECK(p.b.counters().messages_completed == 3);
   // 3 + 1 + 1 packets.
   CHECK(p.a.counters().data_packets_sent == 5);
 }
 
 TEST_CASE("active QPs share the port round robin", "[quick][nic]") {
   Pair p;
-  const uint32_t q2a = p.a.create_qp();
-  const uint32_t q2b = p.b.create_qp();
+  const uint32_t q2a = p.a.create_qp(&p.log);
+  const uint32_t q2b = p.b.create_qp(&p.log);
   p.a.connect_qp(q2a, 1, q2b, 0x99);
   p.b.connect_qp(q2b, 0, q2a, 0x99);
   p.sim.setup();

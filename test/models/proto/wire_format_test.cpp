@@ -20,6 +20,10 @@ TEST_CASE("V1 RoCE v2 frame sizes", "[quick][validation][V1]") {
   CHECK(v4.wire_bytes(RcOpcode::kWriteFirst, 4096) == 4178 + reth);
   CHECK(v4.wire_bytes(RcOpcode::kWriteOnly, 100) == 100 + 82 + reth);
   CHECK(v4.wire_bytes(RcOpcode::kSendFirst, 4096) == 4178);
+  // WRITE with immediate: 4 bytes of ImmDt on its last (or only) packet (IBA §9.3.4).
+  const uint32_t imm = 4;
+  CHECK(v4.wire_bytes(RcOpcode::kWriteLastImm, 100) == 100 + 82 + imm);
+  CHECK(v4.wire_bytes(RcOpcode::kWriteOnlyImm, 100) == 100 + 82 + reth + imm);
   // ACK: 66-byte frame, 86 bytes on the wire.
   CHECK(v4.ack().frame_bytes(0) == eth + ip4 + udp + bth + aeth + icrc + fcs);
   CHECK(v4.ack().frame_bytes(0) == 66);

@@ -23,14 +23,13 @@ struct Star {
     std::vector<std::vector<uint32_t>> routes;
     for (int i = 0; i < n; ++i) {
       nics.push_back(&sim.add<RdmaNic>("h" + std::to_string(i), i, nic, format));
-      nics.back()->set_completion_handler(&log);
       cables.push_back(connect(sim, *nics.back(), *sw, rate, delay));
       routes.push_back({cables.back().b_port});
     }
     sw->set_forwarding_table(ForwardingTable::from_static(routes));
   }
   void flow(int src, int dst, int64_t bytes) {
-    const uint32_t qs = nics[src]->create_qp(), qd = nics[dst]->create_qp();
+    const uint32_t qs = nics[src]->create_qp(&log), qd = nics[dst]->create_qp();
     nics[src]->connect_qp(qs, dst, qd, 100 + src);
     nics[dst]->connect_qp(qd, src, qs, 100 + src);
     pending.push_back({src, qs, bytes});
@@ -186,13 +185,12 @@ Time burst_completion(bool pause, uint16_t quanta, uint64_t* timeouts) {
   Switch& sw = sim.add<Switch>("sw", sc);
   RdmaNic& a = sim.add<RdmaNic>("h0", 0, nc, format);
   RdmaNic& b = sim.add<RdmaNic>("h1", 1, nc, format);
-  a.set_completion_handler(&log);
   const Cable ca = connect(sim, a, sw, BitRate::gbps(400), Time::us(1));
   const Cable cb = connect(sim, b, sw, BitRate::gbps(100), Time::us(1));
   sw.set_forwarding_table(ForwardingTable::from_static({{ca.b_port}, {cb.b_port}}));
   // At 10 us every packet is in the switch and its port to h1 is mid-frame.
   if (pause) sim.add<PauseInjector>(sw, cb.b_port, Time::us(10) + Time::ns(100), quanta);
-  const uint32_t qa = a.create_qp(), qb = b.create_qp();
+  const uint32_t qa = a.create_qp(&log), qb = b.create_qp();
   a.connect_qp(qa, 1, qb, 7);
   b.connect_qp(qb, 0, qa, 7);
   sim.setup();
