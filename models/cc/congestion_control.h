@@ -21,9 +21,10 @@
 //     requester sends a new packet only while its bytes in flight, the PSNs
 //     in [una, next_seq) times the MTU, are below w (0: no limit); READ
 //     responses are not windowed (the responder gets no ACKs for them).
-//  5. Events, in the order the NIC meets them within one event:
-//     on_ecn_marked runs before the ACK that the same packet triggers is
-//     built (on_ack_out), so an echo requested there rides on that ACK.
+//  5. Order within one NIC event: on_ecn_marked runs before the ACK that
+//     the same packet triggers is built (on_ack_out), so an echo requested
+//     there rides on that ACK; on_ack runs after the transport has acted on
+//     the ACK (WQEs completed, the QP re-activated).
 //  6. Timer: one per QP. schedule_timer replaces a pending wake-up. A timer
 //     that keeps re-arming keeps a run from going idle (runs that stop when
 //     their traffic completes are not affected).

@@ -1,5 +1,5 @@
 // RoCE v2 framing: which headers each kind of RoCE v2 packet carries
-// (REFERENCES.md §3.4: Ethernet [802.1Q] | IPv4/IPv6 | UDP:4791 | BTH |
+// (IBA Annex A17: Ethernet [802.1Q] | IPv4/IPv6 | UDP:4791 | BTH |
 // extended headers | payload | ICRC | FCS, plus preamble and gap on the wire).
 #pragma once
 

@@ -2,7 +2,7 @@
 // and the rule that turns a header stack plus payload into wire bytes.
 // Models build packets from these; nothing else invents packet sizes.
 //
-// Sources (see ../shared/validation/REFERENCES.md §3.1, §3.4, §3.5, §2.1):
+// Sources:
 //  - Ethernet: IEEE 802.3 clause 3 (14-byte MAC header, 4-byte FCS, 64-byte
 //    minimum frame, 7+1 bytes preamble+SFD, 12-byte minimum inter-frame gap);
 //    802.1Q tag 4 bytes.

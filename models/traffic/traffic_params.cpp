@@ -36,13 +36,15 @@ void add_common(ParamTable& f, const char* size_doc) {
       .doc(
           "when the item starts: the post time of its flows (plus `jitter`, `stagger`, or the "
           "arrival times of `background`)");
-  f.add_choice("op",
-               std::vector<std::pair<std::string, Verb>>{
-                   {"write", Verb::kWrite}, {"send", Verb::kSend}, {"read", Verb::kRead}})
+  f.add_choice("op", std::vector<std::pair<std::string, Verb>>{{"write", Verb::kWrite},
+                                                               {"write_imm", Verb::kWriteImm},
+                                                               {"send", Verb::kSend},
+                                                               {"read", Verb::kRead}})
       .group("common")
       .def(static_cast<int64_t>(Verb::kWrite))
       .doc(
-          "RDMA WRITE, SEND or READ, for every flow of the item; a READ's data flows from `dst` "
+          "RDMA WRITE, WRITE with immediate (consumes a receive WQE at the responder, which gets a "
+          "completion), SEND or READ, for every flow of the item; a READ's data flows from `dst` "
           "to `src` (the requester)");
   f.add("name", ParamKind::kString)
       .group("common")

@@ -616,3 +616,54 @@ TEST_CASE("ECN marks at a switch reach the toy controllers: every count agrees",
   CHECK(nics[0]->counters().cnps_received > 0);
   CHECK(nics[1]->counters().cnps_received > 0);
 }
+
+TEST_CASE("emptying or refilling the slot drops the old algorithm's rate and timer",
+          "[quick][cc][rate]") {
+  Chain p;  // the middlebox sees every start
+  struct Counting : Recorder {
+    int* timers;
+    explicit Counting(int* t) : timers(t) {}
+    void on_timer(CcContext& ctx) override {
+      ++*timers;
+      Recorder::on_timer(ctx);
+    }
+  };
+  int old_timers = 0, new_timers = 0;
+  auto first = std::make_unique<Counting>(&old_timers);
+  first->rate = BitRate::gbps(10);
+  first->rate_at = {{Time::us(40), BitRate::gbps(1)}};  // pending when it is dropped
+  p.a.set_congestion_control(p.qa, std::move(first));
+  const int n = 60;
+  p.sim.setup();
+  p.a.post(p.qa, WorkRequest{1, Verb::kSend, int64_t{n} * kMtu});
+  const Time t1 = Time::us(10) + Time::ps(5), t2 = Time::us(11) + Time::ps(9);
+  p.sim.run(t1);
+  CHECK(p.a.congestion_control(p.qa) != nullptr);
+  p.a.set_congestion_control(p.qa, nullptr);  // back to line rate at once
+  CHECK(p.a.congestion_control(p.qa) == nullptr);
+  p.sim.run(t2);
+  auto second = std::make_unique<Counting>(&new_timers);
+  second->rate = BitRate::gbps(50);
+  Counting& s = *second;
+  p.a.set_congestion_control(p.qa, std::move(second));
+  p.sim.run();
+  REQUIRE(p.log.sent.size() == 1);
+  CHECK(old_timers == 0);
+  CHECK(new_timers == 0);
+
+  ExpectedPacer pacer{p.rate, BitRate::gbps(10), {}, Time::infinite(), Bytes(0)};
+  pacer.changes = {{t1, BitRate()}, {t2, BitRate::gbps(50)}};
+  std::vector<Time> expected(n);
+  for (int k = 0; k < n; ++k) expected[k] = pacer.next(Bytes(kData), Time::zero());
+  // The second algorithm saw the packets from its attachment on.
+  const size_t before = static_cast<size_t>(
+      std::count_if(expected.begin(), expected.end(), [&](Time t) { return t < t2; }));
+  REQUIRE(s.sent.size() == n - before);
+  for (size_t k = 0; k < s.sent.size(); ++k) CHECK(s.sent[k].at == expected[before + k]);
+  const auto data = p.from(0, PacketKind::kData);
+  REQUIRE(data.size() == static_cast<size_t>(n));
+  for (int k = 0; k < n; ++k) CHECK(data[k].created == expected[k]);
+  CHECK(std::count(expected.begin(), expected.end(), t1) == 1);  // due long before: sent at once
+  CHECK(expected[before] - expected[before - 1] == Bytes(kData) / BitRate::gbps(50));
+  CHECK(expected[before + 1] - expected[before] == Bytes(kData) / BitRate::gbps(50));
+}
