@@ -43,6 +43,12 @@ FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<Flow
       } else {
         src.set_qp_rate(qs, rate);
       }
+      // Congestion control at both ends: each end is the reaction point for
+      // what it sends and the notification point for what it receives.
+      if (f.cc) {
+        src.set_congestion_control(qs, f.cc->make());
+        dst.set_congestion_control(qd, f.cc->make());
+      }
       // Bytes split as evenly as they go: the first (bytes mod n) parts get one more.
       const int64_t bytes = f.bytes / n + (static_cast<int64_t>(k) < f.bytes % n ? 1 : 0);
       parts_.push_back(Part{i, qs, qd, bytes});

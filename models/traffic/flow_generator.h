@@ -22,10 +22,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "models/cc/cc_algorithm.h"
 #include "models/nic/rdma_nic.h"
 #include "sim/simulation.h"
 
@@ -40,6 +42,8 @@ struct FlowSpec {
   Verb op = Verb::kWrite;
   BitRate rate;      // pace the flow to this rate (shared by its QPs); 0: line rate
   uint32_t qps = 1;  // queue pairs the message is striped over (NCCL_IB_QPS_PER_CONNECTION)
+  // Congestion control of the flow's QPs (both ends); none if null.
+  std::shared_ptr<const CcConfig> cc;
   bool operator==(const FlowSpec&) const = default;
 };
 

@@ -93,6 +93,7 @@ void read_fabric(JsonReader r, FabricConfig& f) {
   }
   read_nic(r.object("nic"), f.nic);
   read_switch(r.object("switch"), f.sw);
+  f.cc = read_cc(r.object("cc"), nullptr);
   f.sw.max_frame = f.ethernet_mtu;
   if (f.sw.trust == Trust::kPcp && !f.vlan) {
     throw ScenarioError(

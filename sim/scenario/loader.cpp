@@ -82,7 +82,7 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
   if (!top.has("topology")) top.fail("topology", "missing", "an object with a \"kind\"");
   sc.topology_info = read_topology(top.object("topology"), sc.fabric, sc.topology, sc.static_routes,
                                    sc.rewrites, sc.reconvergence_delay);
-  read_traffic(top.objects("traffic"), sc.topology, sc.seed, sc.flows);
+  read_traffic(top.objects("traffic"), sc.topology, sc.seed, sc.fabric.cc, sc.flows);
   read_faults(top.objects("faults"), sc.topology, sc.faults);
 
   {

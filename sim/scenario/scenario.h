@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "models/cc/cc_algorithm.h"
 #include "models/nic/nic_config.h"
 #include "models/proto/roce_v2.h"
 #include "models/switch/switch_config.h"
@@ -27,6 +29,9 @@ struct FabricConfig {
   LinkSpec link;
   NicConfig nic;
   SwitchConfig sw;
+  // Congestion control of every flow's QPs unless its traffic item has its
+  // own (`fabric.cc`); none if null.
+  std::shared_ptr<const CcConfig> cc;
 };
 
 struct OutputConfig {

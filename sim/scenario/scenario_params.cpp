@@ -1,5 +1,6 @@
 #include "sim/scenario/scenario_params.h"
 
+#include "models/cc/cc_algorithm.h"
 #include "models/nic/nic_params.h"
 #include "models/switch/switch_params.h"
 #include "models/traffic/traffic_params.h"
@@ -103,6 +104,8 @@ const Fields<FabricConfig>& fabric_params() {
     f.add_object("link", fabric_link_params()).doc("the default cable");
     f.add_object("nic", nic_params()).doc("the NIC model (docs/nic.md)");
     f.add_object("switch", switch_params()).doc("the switch model (docs/switch.md)");
+    f.add_object("cc", cc_params())
+        .doc("congestion control of every QP (docs/congestion-control.md)");
     return f;
   }();
   return t;
