@@ -30,6 +30,7 @@ import rdmasim_trace as rt  # noqa: E402
 # A new standard figure is one more line here.
 FIGURES: dict[str, tuple[tuple[float, float], Callable[[rt.Trace, Any], Any]]] = {
     "fct_cdf.png": ((6.4, 4.2), lambda tr, ax: rt.fct_cdf(tr, ax=ax)),
+    "slowdown_by_size.png": ((6.4, 4.2), lambda tr, ax: rt.slowdown_by_size(tr, ax=ax)),
     "link_utilisation.png": ((6.4, 5.4), lambda tr, ax: rt.link_utilisation(tr, ax=ax)),
     # Only when the run sampled queues (output.queue_interval) ...
     "queue_depth.png": ((7.0, 4.2), lambda tr, ax: rt.queue_depth(tr, ax=ax)),

@@ -26,6 +26,7 @@ pyplot, no global state).
 from __future__ import annotations
 
 import json
+import math
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -42,11 +43,13 @@ __all__ = [
     "load",
     "table",
     "fct_cdf",
+    "slowdown_by_size",
     "link_utilisation",
     "queue_depth",
     "pfc_timeline",
     "link_throughput",
     "goodput_table",
+    "slowdown_table",
     "drops_table",
     "retransmissions_table",
     "pfc_pauses",
@@ -473,6 +476,11 @@ def _flows(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
         df[f"{col}_us"] = _us(df[col], df["done"])
     if "error" in df.columns:
         df["failed"] = df["error"] != ""
+    if "ideal_fct" in df.columns:
+        # The ideal FCT (alone on the idle fabric) is there for every flow;
+        # the slowdown only for a completed one.
+        df["ideal_fct_us"] = _us(df["ideal_fct"], df["ideal_fct"] > 0)
+        df["slowdown"] = df["slowdown"].where(df["done"] & (df["ideal_fct"] > 0), np.nan)
     return df
 
 
@@ -583,6 +591,80 @@ def goodput_table(trace: Trace) -> pd.DataFrame:
     # bits per picosecond are Tb/s: * 1e3 for Gb/s.
     out["goodput_gbps"] = (flows["bytes"].astype("float64") * 8.0 / fct * 1e3).where(ok, np.nan)
     return out.set_index("id")
+
+
+_BYTE_UNITS = {"": 1, "B": 1, "KB": 10**3, "kB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+               "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+DEFAULT_SIZE_BUCKETS = [10**4, 10**5, 10**6]
+
+
+def _parse_bytes(value: Any) -> int:
+    """A size as the resolved scenario writes it ("10KB", 4096) in bytes."""
+    if isinstance(value, (int, float)):
+        return int(value)
+    m = re.fullmatch(r"([0-9.eE+-]+)([A-Za-z]*)", str(value))
+    if m is None or m.group(2) not in _BYTE_UNITS:
+        raise ValueError(f"not a size: {value!r}")
+    return int(round(float(m.group(1)) * _BYTE_UNITS[m.group(2)]))
+
+
+def _nearest_rank(sorted_values: np.ndarray, p: float) -> float:
+    """summary.json's percentile: the ceil(p/100 * n)-th smallest value."""
+    n = len(sorted_values)
+    if n == 0:
+        return np.nan
+    rank = min(max(int(math.ceil(p / 100.0 * n)), 1), n)
+    return float(sorted_values[rank - 1])
+
+
+def _bucket_label(lo: int, hi: int | None) -> str:
+    def show(b: int) -> str:
+        # The shortest exact name, as summary.json's labels: "10KB", "4KiB", "1500B".
+        best = f"{b}B"
+        for unit, k in (("KB", 10**3), ("MB", 10**6), ("GB", 10**9),
+                        ("KiB", 2**10), ("MiB", 2**20), ("GiB", 2**30)):
+            if b > 0 and b % k == 0 and len(f"{b // k}{unit}") < len(best):
+                best = f"{b // k}{unit}"
+        return best
+
+    if hi is None:
+        return f">={show(lo)}" if lo > 0 else "all"
+    return f"<{show(hi)}" if lo == 0 else f"{show(lo)}-{show(hi)}"
+
+
+def slowdown_table(trace: Trace, edges: list[int] | None = None) -> pd.DataFrame:
+    """Slowdown (FCT / ideal FCT) of completed flows per size bucket: count,
+    p50, p95, p99 (nearest rank, as summary.json's slowdown_by_size), mean
+    and max, one row per bucket in size order, indexed by its label.
+
+    `edges` are the buckets' rising edges in bytes; by default the run's
+    output.size_buckets (10 KB, 100 KB, 1 MB when the scenario predates it).
+    """
+    flows = trace.require("flows")
+    if "slowdown" not in flows.columns:
+        raise TableMissing("this trace's /flows has no ideal_fct (written by an older rdmasim)")
+    if edges is None:
+        given = trace.scenario.get("output", {}).get("size_buckets")
+        edges = [_parse_bytes(e) for e in given] if given is not None else DEFAULT_SIZE_BUCKETS
+    done = flows[flows["slowdown"].notna()]
+    bounds = [0] + list(edges)
+    rows = []
+    for i, lo in enumerate(bounds):
+        hi = bounds[i + 1] if i + 1 < len(bounds) else None
+        sel = done[(done["bytes"] >= lo) & ((done["bytes"] < hi) if hi is not None else True)]
+        x = np.sort(sel["slowdown"].to_numpy())
+        rows.append({
+            "bucket": _bucket_label(lo, hi),
+            "min_bytes": lo,
+            "max_bytes": hi if hi is not None else -1,
+            "count": len(x),
+            "p50": _nearest_rank(x, 50),
+            "p95": _nearest_rank(x, 95),
+            "p99": _nearest_rank(x, 99),
+            "mean": float(x.mean()) if len(x) else np.nan,
+            "max": float(x[-1]) if len(x) else np.nan,
+        })
+    return pd.DataFrame(rows).set_index("bucket")
 
 
 def drops_table(trace: Trace) -> pd.DataFrame:
@@ -807,6 +889,30 @@ def fct_cdf(trace: Trace, ax: Any = None, *, log: bool = True, by: str | None = 
     )
     if by is not None and len(done):
         ax.legend()
+    return ax
+
+
+def slowdown_by_size(trace: Trace, ax: Any = None, *, edges: list[int] | None = None) -> Any:
+    """Slowdown (FCT / ideal FCT) by flow size bucket: p50, p95 and p99 of the
+    completed flows of each bucket (slowdown_table), as grouped bars on a
+    log scale, with each bucket's flow count. Returns the Axes."""
+    ax = _axes(ax, (6.4, 4.2))
+    t = slowdown_table(trace, edges)
+    x = np.arange(len(t))
+    width = 0.26
+    for i, (col, shade) in enumerate((("p50", "0.65"), ("p95", "tab:orange"), ("p99", "tab:red"))):
+        ax.bar(x + (i - 1) * width, t[col].fillna(0).to_numpy(), width, label=col, color=shade)
+    ax.set_xticks(x, [f"{b}\n({n} flows)" for b, n in zip(t.index, t["count"])])
+    ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle="--")
+    if t["count"].sum() == 0:
+        _no_data(ax, "no completed flows")
+    elif t["p99"].max() > 10:
+        ax.set_yscale("log")
+    ax.set_xlabel("flow size")
+    ax.set_ylabel("slowdown (FCT / ideal FCT)")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend()
+    ax.set_title(f"Slowdown by size: {trace.attrs.get('scenario_name', '')}")
     return ax
 
 

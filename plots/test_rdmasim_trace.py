@@ -14,7 +14,8 @@ facts that do not depend on the network model:
   per-interval link throughput stays within the link's rate (+1%) and sums to
   the /links totals, queue samples are sane;
 
-then tolerance of absent, empty and unknown tables, and that figures.py
+the ideal FCT and slowdown of /flows against summary.json's per_flow and
+slowdown_by_size (on both runs), then tolerance of absent, empty and unknown tables, and that figures.py
 writes non-empty PNGs. Exit code 0 when every check passes.
 """
 
@@ -60,7 +61,7 @@ INCAST = {
 }
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-BASE_FIGURES = ("fct_cdf.png", "link_utilisation.png")
+BASE_FIGURES = ("fct_cdf.png", "slowdown_by_size.png", "link_utilisation.png")
 NEW_FIGURES = ("queue_depth.png", "pfc_timeline.png", "link_throughput.png")
 
 
@@ -250,6 +251,28 @@ def check_incast(tr: rt.Trace, summary: dict) -> None:
     assert len(rt.drops_table(tr)) == len(tr.drops.groupby(["node", "port", "priority", "reason"]))
 
 
+def check_slowdown(tr: rt.Trace, summary: dict) -> None:
+    """/flows' ideal FCT and slowdown agree with summary.json, and so do the
+    per-bucket percentiles of slowdown_table with slowdown_by_size."""
+    flows = tr.flows.set_index("id")
+    for f in summary["per_flow"]:
+        row = flows.loc[f["id"]]
+        assert int(row["ideal_fct"]) == f["ideal_fct_ps"] > 0
+        assert math.isclose(row["slowdown"], f["slowdown"], rel_tol=1e-12)
+        assert math.isclose(row["slowdown"], row["fct"] / row["ideal_fct"], rel_tol=1e-12)
+        assert row["slowdown"] >= 1.0  # alone is the fastest a flow can be
+    t = rt.slowdown_table(tr)
+    assert list(t.index) == [b["bucket"] for b in summary["slowdown_by_size"]]
+    assert list(t.index) == ["<10KB", "10KB-100KB", "100KB-1MB", ">=1MB"]
+    for b in summary["slowdown_by_size"]:
+        row = t.loc[b["bucket"]]
+        assert row["count"] == b["count"], b
+        if b["count"]:
+            for p in ("p50", "p95", "p99"):
+                assert math.isclose(row[p], b[p], rel_tol=1e-12), (b, p)
+    assert t["count"].sum() == summary["flows"]["slowdown"]["count"]
+
+
 def check_empty_tables(src: Path, tmp: Path) -> None:
     """Present but empty /pfc, /drops, /queues, /link_samples, and a /deadlock
     with its attribute: figures say so instead of failing."""
@@ -358,9 +381,11 @@ def main() -> int:
         out = run_sim(binary, tmp)
         summary = json.loads((out / "summary.json").read_text())
         check_trace(rt.load(out / "trace.h5"), summary)
+        check_slowdown(rt.load(out / "trace.h5"), summary)
         incast = run_sim(binary, tmp, INCAST, "incast")
-        check_incast(rt.load(incast / "trace.h5"),
-                     json.loads((incast / "summary.json").read_text()))
+        incast_summary = json.loads((incast / "summary.json").read_text())
+        check_incast(rt.load(incast / "trace.h5"), incast_summary)
+        check_slowdown(rt.load(incast / "trace.h5"), incast_summary)
         check_empty_tables(incast / "trace.h5", tmp)
         pruned = check_tolerance(out / "trace.h5", tmp)
         check_figures(out / "trace.h5", incast / "trace.h5", pruned, tmp)

@@ -10,7 +10,10 @@ every run's summary into one CSV.
 Each combination runs as `rdmasim run FILE --set ... --seed S --out
 OUT/<run-name> --quiet`. The CSV (OUT/summary.csv) has one row per run: the
 swept values, then status, simulated time, events, packet-hops, drops, PFC
-frames, ECN marks, flow counts, FCT statistics and aggregate goodput. A run
+frames, ECN marks, flow counts, FCT statistics, aggregate goodput, the
+slowdown (FCT / ideal FCT) percentiles p50, p95 and p99 over all completed
+flows, and the p99 slowdown of each size bucket (`slowdown_p99_<bucket>`, for
+every size bucket the summaries list). A run
 that fails to start (bad input) stops the sweep with its error; a run that
 ends with a non-zero status is recorded with that status.
 Standard library only; works with any python3.
@@ -71,7 +74,8 @@ def run_name(index, assignment, seed):
 def row_of(summary):
     flows = summary.get("flows", {})
     fct = flows.get("fct_ps", {})
-    return {
+    slow = flows.get("slowdown", {})
+    row = {
         "status": summary.get("status"),
         "sim_time_ps": summary.get("sim_time_ps"),
         "events": summary.get("events"),
@@ -86,8 +90,17 @@ def row_of(summary):
         "fct_p99_us": fct["p99"] / 1e6 if "p99" in fct else None,
         "fct_max_us": fct["max"] / 1e6 if "max" in fct else None,
         "aggregate_goodput_gbps": flows.get("aggregate_goodput_gbps"),
+        "slowdown_p50": slow.get("p50"),
+        "slowdown_p95": slow.get("p95"),
+        "slowdown_p99": slow.get("p99"),
         "wall_seconds": summary.get("run", {}).get("wall_seconds"),
     }
+    return row
+
+
+def bucket_columns(summary):
+    """Per size bucket of summary.json: its p99 slowdown, keyed by column name."""
+    return {f"slowdown_p99_{b['bucket']}": b.get("p99") for b in summary.get("slowdown_by_size", [])}
 
 
 def main():
@@ -137,14 +150,17 @@ def main():
         row["seed"] = summary.get("scenario", {}).get("seed")
         row["run"] = name
         row.update(row_of(summary))
+        row.update(bucket_columns(summary))
         return row
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         rows = list(pool.map(run, combos))
 
     fields = [p for p, _ in grid] + ["seed", "run"] + list(row_of({}).keys())
+    for r in rows:  # bucket columns, in the order the summaries list them
+        fields += [k for k in r if k.startswith("slowdown_p99_") and k not in fields]
     with open(out / "summary.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
+        w = csv.DictWriter(f, fieldnames=fields, restval="")
         w.writeheader()
         for r in rows:
             w.writerow(r)

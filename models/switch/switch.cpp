@@ -15,8 +15,7 @@ Switch::Switch(Simulation& sim, std::string name, const SwitchConfig& cfg)
       rng_(sim.rng_stream(this->name())),
       pipeline_(this, cfg.latency, EventClass::kDelivery, id()),
       watchdog_(this, EventClass::kTimer, id()) {
-  hot_.ecmp_seed =
-      sim.rng_stream(cfg.per_switch_hash_seed ? this->name() + ".ecmp" : "ecmp").next_u64();
+  hot_.ecmp_seed = ecmp_seed(sim.seed(), this->name(), cfg);
   // The first hook, so it marks before any later hook reads the ECN field.
   if (cfg.ecn.enabled) {
     ecn_ = std::make_unique<EcnMarker>(cfg_, rng_, ecn_probe);
@@ -28,6 +27,10 @@ void Switch::add_egress_hook(EgressHook& hook, uint8_t priorities, std::vector<u
   if (sim().phase() != Phase::kBuild)
     throw std::logic_error(name() + ": egress hooks are added before setup");
   hook_regs_.push_back({&hook, priorities, std::move(ports)});
+}
+
+uint64_t ecmp_seed(uint64_t sim_seed, const std::string& name, const SwitchConfig& cfg) {
+  return RngStream(sim_seed, cfg.per_switch_hash_seed ? name + ".ecmp" : "ecmp").next_u64();
 }
 
 Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay) {

@@ -83,6 +83,12 @@ struct DropEvent {
 // (`pfc.headroom`, or the worst-case formula when that is 0).
 Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay);
 
+// The seed switch `name` of a simulation seeded `sim_seed` salts its ECMP
+// hash with: its own stream's first draw, or one for all switches when
+// `per_switch_hash_seed` is false. (Also for computing a flow's path
+// without running: sim/scenario/flow_route.h.)
+uint64_t ecmp_seed(uint64_t sim_seed, const std::string& name, const SwitchConfig& cfg);
+
 class Switch : public Node {
  public:
   Switch(Simulation& sim, std::string name, const SwitchConfig& cfg);

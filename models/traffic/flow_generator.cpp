@@ -7,6 +7,10 @@
 
 namespace rdmasim {
 
+uint32_t roce_source_port(uint32_t host, uint32_t qpn) {
+  return static_cast<uint32_t>(mix64((uint64_t{host} << 32) | qpn) & 0xFFFF);
+}
+
 FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<FlowSpec> flows,
                              const std::vector<RdmaNic*>& nics)
     : Component(sim, std::move(name)),
@@ -32,7 +36,7 @@ FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<Flow
       const uint32_t qd = dst.create_qp(this);
       // RoCE v2 NICs derive the UDP source port from the QP: a 16-bit value
       // that gives every QP its own ECMP entropy.
-      const auto sport = static_cast<uint32_t>(mix64((uint64_t{f.src} << 32) | qs) & 0xFFFF);
+      const uint32_t sport = roce_source_port(f.src, qs);
       src.connect_qp(qs, f.dst, qd, sport);
       dst.connect_qp(qd, f.src, qs, sport);
       // Pace the side that sends the data (the requester, or for a READ the

@@ -21,6 +21,7 @@
 //     own flow's record.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -40,8 +41,9 @@ struct FlowSpec {
   int64_t bytes = 0;
   Time start;
   Verb op = Verb::kWrite;
-  BitRate rate;      // pace the flow to this rate (shared by its QPs); 0: line rate
-  uint32_t qps = 1;  // queue pairs the message is striped over (NCCL_IB_QPS_PER_CONNECTION)
+  BitRate rate;       // pace the flow to this rate (shared by its QPs); 0: line rate
+  uint32_t qps = 1;   // queue pairs the message is striped over (NCCL_IB_QPS_PER_CONNECTION)
+  uint32_t item = 0;  // the scenario's traffic[item] this flow came from
   // Congestion control of the flow's QPs (both ends); none if null.
   std::shared_ptr<const CcConfig> cc;
   bool operator==(const FlowSpec&) const = default;
@@ -56,6 +58,11 @@ struct FlowRecord {
   WcStatus status = WcStatus::kSuccess;
   Time fct() const { return finish - first_tx; }
 };
+
+// The UDP source port a RoCE v2 NIC derives from its QP `qpn` of host
+// `host`: 16 bits that give every QP its own ECMP entropy (both directions
+// of a QP pair carry the requester's).
+uint32_t roce_source_port(uint32_t host, uint32_t qpn);
 
 class FlowGenerator : public Component, public CompletionHandler {
  public:
@@ -72,6 +79,16 @@ class FlowGenerator : public Component, public CompletionHandler {
     const Part& p = parts_[first_part_[i]];
     return flows_[i].op == Verb::kRead ? std::make_pair(flows_[i].dst, p.qd)
                                        : std::make_pair(flows_[i].src, p.qs);
+  }
+  // The QP pairs flow i is striped over, in posting order: (requester QPN,
+  // responder QPN) of each part.
+  std::vector<std::pair<uint32_t, uint32_t>> part_qps(uint32_t i) const {
+    std::vector<std::pair<uint32_t, uint32_t>> v;
+    for (uint32_t k = first_part_[i]; k < first_part_[i] + std::max<uint32_t>(1, flows_[i].qps);
+         ++k) {
+      v.emplace_back(parts_[k].qs, parts_[k].qd);
+    }
+    return v;
   }
   // Start of transmission of flow i's first packet, once it has one.
   std::optional<Time> first_tx(uint32_t i) const;

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "sim/hash.h"
+#include "sim/output/slowdown.h"
 #include "sim/output/version.h"
 
 namespace rdmasim {
@@ -23,12 +24,19 @@ double goodput_gbps(int64_t bytes, Time t) {
   return t.in_ps() > 0 ? static_cast<double>(bytes) * 8.0 / t.in_seconds() * 1e-9 : 0.0;
 }
 
-// Nearest-rank percentile of sorted values.
-int64_t percentile(const std::vector<int64_t>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
-  rank = std::clamp<size_t>(rank, 1, sorted.size());
-  return sorted[rank - 1];
+// Nearest-rank percentile of sorted values (slowdown.h).
+int64_t percentile(const std::vector<int64_t>& sorted, double p) { return nearest_rank(sorted, p); }
+
+json stats_json(const SlowdownStats& st) {
+  json j = {{"count", st.count}};
+  if (st.count > 0) {
+    j["p50"] = st.p50;
+    j["p95"] = st.p95;
+    j["p99"] = st.p99;
+    j["mean"] = st.mean;
+    j["max"] = st.max;
+  }
+  return j;
 }
 
 struct FlowStats {
@@ -107,7 +115,26 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
     flows["aggregate_goodput_gbps"] =
         goodput_gbps(s.bytes_completed, s.last_finish - s.first_start);
   }
+  const SlowdownSummary slow =
+      summarize_slowdown(r.flows, sc.traffic_items, sc.output.size_buckets);
+  flows["slowdown"] = stats_json(slow.overall);
   j["flows"] = flows;
+  json by_item = json::array();
+  for (size_t i = 0; i < slow.by_item.size(); ++i) {
+    json e = stats_json(slow.by_item[i]);
+    e["item"] = i;
+    by_item.push_back(std::move(e));
+  }
+  j["slowdown_by_item"] = std::move(by_item);
+  json by_size = json::array();
+  for (const SizeBucket& b : slow.by_size) {
+    json e = stats_json(b.stats);
+    e["bucket"] = b.label;
+    e["min_bytes"] = b.min_bytes;
+    if (b.max_bytes >= 0) e["max_bytes"] = b.max_bytes;
+    by_size.push_back(std::move(e));
+  }
+  j["slowdown_by_size"] = std::move(by_size);
 
   json per_flow = json::array();
   for (const FlowResult& f : r.flows) {
@@ -118,7 +145,9 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
               {"op", to_string(f.op)},
               {"start_ps", f.start.in_ps()},
               {"done", f.done},
+              {"item", f.item},
               {"retransmissions", f.retransmissions}};
+    if (!f.ideal_fct.is_infinite()) e["ideal_fct_ps"] = f.ideal_fct.in_ps();
     if (f.failed) e["error"] = f.error;
     if (!f.name.empty()) e["name"] = f.name;
     if (f.started) e["first_tx_ps"] = f.first_tx.in_ps();
@@ -126,6 +155,7 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
       e["finish_ps"] = f.finish.in_ps();
       e["fct_ps"] = f.fct().in_ps();
       e["goodput_gbps"] = goodput_gbps(f.bytes, f.fct());
+      if (f.ideal_fct > Time::zero() && !f.ideal_fct.is_infinite()) e["slowdown"] = f.slowdown();
     }
     per_flow.push_back(std::move(e));
   }
@@ -180,6 +210,10 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
                        to_human(Time::ps(static_cast<int64_t>(mean))),
                        to_human(Time::ps(s.fct_ps.back())),
                        goodput_gbps(s.bytes_completed, s.last_finish - s.first_start));
+  }
+  const SlowdownStats slow = summarize_slowdown(r.flows, 0, {}).overall;
+  if (slow.count > 0) {
+    out += fmt::format("; slowdown p50 {:.3g}, p99 {:.3g}", slow.p50, slow.p99);
   }
   out += "\n";
   out += fmt::format("  drops: {}; PFC frames: {}; ECN marks: {}; peak switch buffer {:.1f} KB\n",

@@ -170,6 +170,9 @@ struct FlowRow {
   uint8_t done;
   uint64_t retransmissions;  // packets its QP pair sent again
   const char* error;         // "" or the error completion status of a failed flow
+  uint32_t item;             // the traffic[item] it came from
+  int64_t ideal_fct;         // ps: its FCT alone on the idle fabric (closed form)
+  double slowdown;           // fct / ideal_fct; -1 if not done
 };
 
 struct LinkRow {
@@ -247,6 +250,9 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       row.done = f.done ? 1 : 0;
       row.retransmissions = f.retransmissions;
       row.error = f.error.c_str();
+      row.item = f.item;
+      row.ideal_fct = f.ideal_fct.is_infinite() ? -1 : f.ideal_fct.in_ps();
+      row.slowdown = f.done && row.ideal_fct > 0 ? f.slowdown() : -1.0;
     }
     Table<FlowRow> t;
     RDMASIM_FIELD(t, FlowRow, id, H5T_NATIVE_UINT32);
@@ -262,6 +268,9 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     RDMASIM_FIELD(t, FlowRow, done, H5T_NATIVE_UINT8);
     RDMASIM_FIELD(t, FlowRow, retransmissions, H5T_NATIVE_UINT64);
     RDMASIM_FIELD(t, FlowRow, error, str);
+    RDMASIM_FIELD(t, FlowRow, item, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, FlowRow, ideal_fct, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, FlowRow, slowdown, H5T_NATIVE_DOUBLE);
     t.write(file, "flows", rows, dcpl);
   }
 

@@ -4,6 +4,7 @@
 // parameter table (scenario_params.h), which gives its default and range.
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "models/switch/switch.h"
@@ -18,6 +19,39 @@ namespace rdmasim {
 namespace {
 
 using nlohmann::json;
+
+// output.size_buckets: rising sizes (numbers of bytes or sizes with a unit).
+void read_size_buckets(JsonReader& out, std::vector<Bytes>& edges) {
+  const json* v = out.raw("size_buckets");
+  if (v == nullptr) {
+    // The default as written in OutputConfig, in decimal units.
+    out.resolve("size_buckets", json::array({"10KB", "100KB", "1MB"}));
+    return;
+  }
+  if (!v->is_array()) out.fail("size_buckets", show(*v) + " is not a list", "a list of sizes");
+  edges.clear();
+  for (size_t i = 0; i < v->size(); ++i) {
+    const json& e = (*v)[i];
+    const std::string at = out.path_of("size_buckets") + "[" + std::to_string(i) + "]: ";
+    std::optional<Bytes> b;
+    if (e.is_number_unsigned()) {
+      b = Bytes(static_cast<int64_t>(e.get<uint64_t>()));
+    } else if (e.is_string()) {
+      b = parse_bytes(e.get<std::string>()).value;
+    }
+    if (!b || b->count() < 1) {
+      throw ScenarioError(
+          at + show(e) +
+          " is not a size (expected e.g. 10000, \"10KB\" or \"1MiB\", at least 1 byte)");
+    }
+    if (!edges.empty() && *b <= edges.back()) {
+      throw ScenarioError(at + show(e) +
+                          " is not above the edge before it (expected rising sizes)");
+    }
+    edges.push_back(*b);
+  }
+  out.resolve("size_buckets", *v);  // as given, like other lists
+}
 
 json parse_json(const std::string& text, const std::string& where) {
   try {
@@ -82,7 +116,11 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
   if (!top.has("topology")) top.fail("topology", "missing", "an object with a \"kind\"");
   sc.topology_info = read_topology(top.object("topology"), sc.fabric, sc.topology, sc.static_routes,
                                    sc.rewrites, sc.reconvergence_delay);
-  read_traffic(top.objects("traffic"), sc.topology, sc.seed, sc.fabric.cc, sc.flows);
+  {
+    std::vector<JsonReader> items = top.objects("traffic");
+    sc.traffic_items = static_cast<uint32_t>(items.size());
+    read_traffic(std::move(items), sc.topology, sc.seed, sc.fabric.cc, sc.flows);
+  }
   read_faults(top.objects("faults"), sc.topology, sc.faults);
 
   {
@@ -94,6 +132,7 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
     sc.output.dir = dir != nullptr ? dir->get<std::string>() : "out/" + sc.name;
     if (!options.output_dir.empty()) sc.output.dir = options.output_dir;
     out.read(sc.output);
+    read_size_buckets(out, sc.output.size_buckets);
     out.finish();
   }
   {

@@ -45,7 +45,14 @@ struct FlowResult {
   std::vector<uint32_t> path;
   std::string error;             // then the completion status, e.g. "retry_exceeded"
   uint64_t retransmissions = 0;  // packets its QP pair sent again
+  uint32_t item = 0;             // the traffic[item] it came from
+  // Its FCT alone on the idle fabric, in closed form (sim/scenario/ideal_fct.h).
+  Time ideal_fct;
   Time fct() const { return finish - first_tx; }
+  // FCT / ideal FCT, for a completed flow.
+  double slowdown() const {
+    return static_cast<double>(fct().in_ps()) / static_cast<double>(ideal_fct.in_ps());
+  }
 };
 
 struct LinkResult {

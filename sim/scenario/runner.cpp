@@ -14,6 +14,7 @@
 #include "models/traffic/flow_generator.h"
 #include "sim/cable.h"
 #include "sim/scenario/fault_injector.h"
+#include "sim/scenario/ideal_fct.h"
 #include "topologies/partition.h"
 
 namespace rdmasim {
@@ -284,6 +285,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     }
   }
 
+  const IdealFct ideal(topo, sc.routes, sc.fabric.nic, sc.fabric.sw, format, sc.seed);
   for (uint32_t i = 0; i < sc.flows.size(); ++i) {
     const FlowSpec& f = sc.flows[i];
     if (sc.output.flow_paths) {
@@ -314,6 +316,8 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     if (rec.failed) fr.error = to_string(rec.status);
     fr.retransmissions = traffic.retransmissions(i);
     fr.path = std::move(paths[i]);
+    fr.item = f.item;
+    fr.ideal_fct = ideal.of(f, traffic.part_qps(i));
     r.flows.push_back(std::move(fr));
   }
 

@@ -42,6 +42,8 @@ struct OutputConfig {
   bool pfc_events = true;
   bool drop_events = true;
   bool flow_paths = true;  // record the links each flow's data took
+  // Rising edges of the summary's slowdown size buckets (docs/scenario.md).
+  std::vector<Bytes> size_buckets = {Bytes::kb(10), Bytes::kb(100), Bytes::mb(1)};
 };
 
 enum class FaultKind : uint8_t { kLinkDown, kNodeDown, kBitErrors, kPfcStorm };
@@ -73,6 +75,7 @@ struct Scenario {
   std::vector<std::pair<uint32_t, PriorityRewrite>> rewrites;
   Routes routes;
   std::vector<FlowSpec> flows;
+  uint32_t traffic_items = 0;  // entries of `traffic` (FlowSpec::item counts them)
   std::vector<FaultSpec> faults;
   // How long after a link or node changes state the routes are recomputed.
   Time reconvergence_delay = Time::ms(1);

@@ -141,6 +141,16 @@ const Fields<OutputConfig>& output_params() {
     f.boolean("flow_paths", &O::flow_paths)
         .def_from("trace")
         .doc("record the links each flow's data took (`/flow_paths`)");
+    f.add("size_buckets", ParamKind::kCustom)
+        .takes(
+            "list of sizes, rising",
+            R"({"type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 1},)"
+            R"( {"type": "string", "pattern": "^[0-9.eE+-]+(?:B|KB|MB|GB|TB|KiB|MiB|GiB|TiB|kB)?$"}]}})")
+        .computed(R"(["10KB", "100KB", "1MB"])")
+        .doc(
+            "edges of the size buckets of `summary.json`'s `slowdown_by_size`: a flow of s bytes "
+            "is in the bucket of the edges e_i <= s < e_(i+1), below the first edge in the "
+            "first, at or above the last in the last; `[]`: one bucket");
     return f;
   }();
   return t;

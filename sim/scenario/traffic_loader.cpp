@@ -353,7 +353,10 @@ void read_traffic(std::vector<JsonReader> items, const Topology& t, uint64_t see
         made = read_background(r, t, name, rng);
         break;
     }
-    for (FlowSpec& f : made) f.cc = cc;
+    for (FlowSpec& f : made) {
+      f.item = static_cast<uint32_t>(i);
+      f.cc = cc;
+    }
     flows.insert(flows.end(), std::make_move_iterator(made.begin()),
                  std::make_move_iterator(made.end()));
   }

@@ -48,6 +48,12 @@ std::vector<FlowSpec> slice(const std::vector<FlowSpec>& v, size_t from, size_t 
                                v.begin() + static_cast<long>(from + n));
 }
 
+// A pattern's flows as the loader tags them: with the traffic item they came from.
+std::vector<FlowSpec> of_item(std::vector<FlowSpec> v, uint32_t item) {
+  for (FlowSpec& f : v) f.item = item;
+  return v;
+}
+
 std::string host_name(const Scenario& sc, uint32_t h) {
   return sc.topology.node(sc.topology.hosts()[h]).name;
 }
@@ -71,6 +77,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   CHECK(flows[at].src == 0);
   CHECK(flows[at].dst == 1);
   CHECK(flows[at].name.empty());
+  CHECK(flows[at].item == 0);
   ++at;
 
   IncastParams in;
@@ -80,7 +87,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   in.jitter = Time::us(1);
   in.common = rdmasim::testing::common("incast[1]", Time::us(5), Verb::kSend);
   RngStream r1(5, "traffic[1]");
-  CHECK(slice(flows, at, 4) == incast(in, r1));
+  CHECK(slice(flows, at, 4) == of_item(incast(in, r1), 1));
   at += 4;
 
   PermutationParams pr;
@@ -88,7 +95,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   pr.bytes = 65536;
   pr.common = rdmasim::testing::common("permutation[2]", Time::zero(), Verb::kWrite);
   RngStream r2(5, "traffic[2]");
-  CHECK(slice(flows, at, 8) == permutation(pr, r2));
+  CHECK(slice(flows, at, 8) == of_item(permutation(pr, r2), 2));
   at += 8;
 
   PermutationParams ps = pr;
@@ -96,7 +103,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   ps.shift = 3;
   ps.common.name = "permutation[3]";
   RngStream r3(5, "traffic[3]");
-  CHECK(slice(flows, at, 8) == permutation(ps, r3));
+  CHECK(slice(flows, at, 8) == of_item(permutation(ps, r3), 3));
   for (uint32_t i = 0; i < 8; ++i) CHECK(flows[at + i].dst == (i + 3) % 8);
   at += 8;
 
@@ -105,7 +112,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   aa.bytes = 4096;
   aa.stagger = Time::us(2);
   aa.common = rdmasim::testing::common("all_to_all[4]", Time::zero(), Verb::kWrite);
-  CHECK(slice(flows, at, 6) == all_to_all(aa));
+  CHECK(slice(flows, at, 6) == of_item(all_to_all(aa), 4));
   at += 6;
 
   const FlowSizeCdf ws = FlowSizeCdf::parse(find_builtin_cdf("websearch")->text);
@@ -118,7 +125,7 @@ TEST_CASE("every traffic kind expands into its pattern's flows, in item order",
   bg.max_flows = 1'000'000;
   bg.common = rdmasim::testing::common("background[5]", Time::zero(), Verb::kWrite);
   RngStream r5(5, "traffic[5]");
-  const auto expected = background(bg, r5);
+  const auto expected = of_item(background(bg, r5), 5);
   REQUIRE(flows.size() == at + expected.size());
   CHECK(slice(flows, at, expected.size()) == expected);
 }
