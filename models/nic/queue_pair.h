@@ -120,6 +120,10 @@ class QueuePair {
   Time next_send;
   Time last_start;
   uint32_t last_wire = 0;
+  // The gap `pace_wire` wire bytes take at `pace` (0: not computed for this
+  // pace): packets are mostly one size, and the exact division is 128-bit.
+  uint32_t pace_wire = 0;
+  Time pace_gap;
   // New packets may be sent while the PSNs in [una, next_seq) are fewer than
   // this: sr_window under selective repeat, and the algorithm's `window`
   // (bytes, 0: none) in whole MTUs.

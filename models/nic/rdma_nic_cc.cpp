@@ -90,6 +90,7 @@ void RdmaNic::update_pacing(QpSlot& s) {
   if (q.cc_rate.in_bps() > 0 && (pace.in_bps() == 0 || q.cc_rate < pace)) pace = q.cc_rate;
   if (pace == q.pace) return;
   q.pace = pace;
+  q.pace_wire = 0;
   // As ns-3's RDMA module on a rate change (RdmaHw::ChangeRate, then
   // UpdateNextAvail): the next packet may start one packet time, at the new
   // rate, after the last one started.
