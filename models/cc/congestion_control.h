@@ -28,6 +28,10 @@
 //  6. Timer: one per QP. schedule_timer replaces a pending wake-up. A timer
 //     that keeps re-arming keeps a run from going idle (runs that stop when
 //     their traffic completes are not affected).
+//  7. Needs: an algorithm that does not listen to every packet sent, every
+//     ACK received or every ACK sent says so (set_needs), and the NIC skips
+//     those calls and the work that prepares them (RTT timing, CcAck). The
+//     other calls always come.
 #pragma once
 
 #include <cstdint>
@@ -117,7 +121,15 @@ class CcAckOut {
 
 class CongestionControl {
  public:
+  // The per-packet calls an algorithm listens to (contract 7).
+  enum Need : uint8_t {
+    kNeedSent = 1,    // on_packet_sent
+    kNeedAck = 2,     // on_ack, and the RTT samples it carries
+    kNeedAckOut = 4,  // on_ack_out, and echo_ecn() riding on the ACK
+    kNeedAll = 7,
+  };
   virtual ~CongestionControl() = default;
+  bool needs(Need n) const { return (needs_ & n) != 0; }
   // Attached to a connected QP: set an initial rate or window here.
   virtual void on_start(CcContext& ctx) { (void)ctx; }
   virtual void on_packet_sent(CcContext& ctx, const CcSent& sent) {
@@ -140,6 +152,12 @@ class CongestionControl {
     (void)ack;
   }
   virtual void on_timer(CcContext& ctx) { (void)ctx; }
+
+ protected:
+  void set_needs(uint8_t needs) { needs_ = needs; }
+
+ private:
+  uint8_t needs_ = kNeedAll;
 };
 
 }  // namespace rdmasim

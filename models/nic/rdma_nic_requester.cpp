@@ -229,7 +229,7 @@ void RdmaNic::on_ack(PacketHandle p) {
   QueuePair& q = s.qp;
   if ((p->flags & kFlagEcnEcho) != 0) [[unlikely]]
     ++counters_.ecn_echo_acks_received;
-  if (q.cc == nullptr) [[likely]] {
+  if (q.cc == nullptr || !q.cc->needs(CongestionControl::kNeedAck)) [[likely]] {
     process_ack(q, *p);
     return;
   }
