@@ -28,7 +28,11 @@
 //  6. Timer: one per QP. schedule_timer replaces a pending wake-up. A timer
 //     that keeps re-arming keeps a run from going idle (runs that stop when
 //     their traffic completes are not affected).
-//  7. Outputs (docs/congestion-control.md, "Outputs"): an algorithm may
+//  7. Needs: an algorithm that does not listen to every packet sent, every
+//     ACK received or every ACK sent says so (set_needs), and the NIC skips
+//     those calls and the work that prepares them (RTT timing, CcAck). The
+//     other calls always come.
+//  8. Outputs (docs/congestion-control.md, "Outputs"): an algorithm may
 //     report the state the trace samples (CcState: its rate, target rate,
 //     alpha, window; what it lacks stays -1) on every change, through the
 //     sink observe() attaches, and count its decreases (decreases()). Attaching
@@ -137,8 +141,16 @@ using CcStateSink = std::function<void(const CcState&)>;
 
 class CongestionControl {
  public:
+  // The per-packet calls an algorithm listens to (contract 7).
+  enum Need : uint8_t {
+    kNeedSent = 1,    // on_packet_sent
+    kNeedAck = 2,     // on_ack, and the RTT samples it carries
+    kNeedAckOut = 4,  // on_ack_out, and echo_ecn() riding on the ACK
+    kNeedAll = 7,
+  };
   virtual ~CongestionControl() = default;
-  // ---- outputs (contract 7) ----
+  bool needs(Need n) const { return (needs_ & n) != 0; }
+  // ---- outputs (contract 8) ----
   // Calls `sink` with the state after each change, from the QP's NIC's
   // events; false (and `sink` dropped) if the algorithm has no such state.
   virtual bool observe(CcStateSink sink) {
@@ -170,6 +182,12 @@ class CongestionControl {
     (void)ack;
   }
   virtual void on_timer(CcContext& ctx) { (void)ctx; }
+
+ protected:
+  void set_needs(uint8_t needs) { needs_ = needs; }
+
+ private:
+  uint8_t needs_ = kNeedAll;
 };
 
 }  // namespace rdmasim

@@ -151,11 +151,12 @@ void Dcqcn::on_timer(CcContext& ctx) {
 void Dcqcn::on_packet_sent(CcContext& ctx, const CcSent& sent) {
   if (!started_ || c_.rpg_byte_reset.count() == 0 || increase_at_.is_infinite()) return;
   bytes_since_cut_ += sent.payload_bytes;
+  if (bytes_since_cut_ < c_.rpg_byte_reset.count()) return;
   while (bytes_since_cut_ >= c_.rpg_byte_reset.count() && !increase_at_.is_infinite()) {
     bytes_since_cut_ -= c_.rpg_byte_reset.count();
     increase(ctx, false);
   }
-  arm(ctx);
+  arm(ctx);  // the increase may have reached the maximum
 }
 
 void Dcqcn::on_cnp(CcContext& ctx) { signal(ctx); }

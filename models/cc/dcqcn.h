@@ -90,7 +90,13 @@ struct DcqcnState {
 
 class Dcqcn : public CongestionControl {
  public:
-  explicit Dcqcn(const DcqcnConfig& cfg) : c_(cfg) {}
+  explicit Dcqcn(const DcqcnConfig& cfg) : c_(cfg) {
+    // Packets sent drive the byte counter only; ACKs matter only when they
+    // carry the notification (congestion_control.h contract 7).
+    const bool echo = c_.notification == DcqcnConfig::Notification::kAckEcho;
+    set_needs((c_.rpg_byte_reset.count() > 0 ? kNeedSent : 0) |
+              (echo ? kNeedAck | kNeedAckOut : 0));
+  }
 
   void on_start(CcContext& ctx) override;
   void on_packet_sent(CcContext& ctx, const CcSent& sent) override;
@@ -110,7 +116,7 @@ class Dcqcn : public CongestionControl {
   // Every change of RC or RT (a cut, the first signal, an increase).
   Probe<const DcqcnState&> changed;
   // The outputs' view of `changed` (RC, RT and alpha) and of cuts()
-  // (congestion_control.h contract 7).
+  // (congestion_control.h contract 8).
   bool observe(CcStateSink sink) override {
     changed.attach([sink = std::move(sink)](const DcqcnState& s) {
       sink(CcState{s.time, s.rc_bps, s.rt_bps, s.alpha, -1});

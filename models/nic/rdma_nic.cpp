@@ -137,7 +137,9 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
         }
         q.last_start = now;
         q.last_wire = p->wire_bytes;
-        if (q.cc != nullptr) [[unlikely]]
+        if (q.cc != nullptr && q.cc->needs(CongestionControl::Need(CongestionControl::kNeedSent |
+                                                                   CongestionControl::kNeedAck)))
+            [[unlikely]]
           cc_sent(s, *p);
         if (!q.read_jobs.empty() || can_send(q)) {
           ps.active.push_back(qpn);

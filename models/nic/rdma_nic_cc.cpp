@@ -40,7 +40,9 @@ void RdmaNic::QpCc::set_window(Bytes window) {
 
 void RdmaNic::QpCc::schedule_timer(Time at) {
   if (timer_.scheduled()) {
-    nic_.ctx().reschedule(timer_, at);
+    // Re-arming at the same instant is common (DCQCN arms after every
+    // event): leave the queue alone.
+    if (timer_.when() != at) nic_.ctx().reschedule(timer_, at);
   } else {
     nic_.ctx().schedule(timer_, at);
   }
@@ -146,7 +148,7 @@ void RdmaNic::cc_sent(QpSlot& s, const Packet& p) {
   const bool retransmission = (p.flags & kFlagRetransmit) != 0;
   const bool read_response = p.opcode >= static_cast<uint8_t>(RcOpcode::kReadResponseFirst) &&
                              p.opcode <= static_cast<uint8_t>(RcOpcode::kReadResponseOnly);
-  if (!read_response) {
+  if (!read_response && c.algo_->needs(CongestionControl::kNeedAck)) {
     // One packet timed at a time; a retransmission spoils the sample (Karn).
     if (retransmission) {
       c.timing_ = false;
@@ -156,8 +158,10 @@ void RdmaNic::cc_sent(QpSlot& s, const Packet& p) {
       c.timed_sent_ = ctx().now();
     }
   }
-  c.algo_->on_packet_sent(
-      c, CcSent{p.psn, p.wire_bytes, p.payload_bytes, retransmission, read_response});
+  if (c.algo_->needs(CongestionControl::kNeedSent)) {
+    c.algo_->on_packet_sent(
+        c, CcSent{p.psn, p.wire_bytes, p.payload_bytes, retransmission, read_response});
+  }
 }
 
 void RdmaNic::cc_ack(QpSlot& s, const Packet& p, uint64_t old_una, int64_t old_bytes) {

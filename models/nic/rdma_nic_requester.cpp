@@ -231,7 +231,7 @@ void RdmaNic::on_ack(PacketHandle p) {
     ++counters_.ecn_echo_acks_received;
     ++q.ecn_echo_received;
   }
-  if (q.cc == nullptr) [[likely]] {
+  if (q.cc == nullptr || !q.cc->needs(CongestionControl::kNeedAck)) [[likely]] {
     process_ack(q, *p);
     return;
   }
