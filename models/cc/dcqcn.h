@@ -115,6 +115,15 @@ class Dcqcn : public CongestionControl {
   uint64_t cnps_sent() const { return cnps_sent_; }
   // Every change of RC or RT (a cut, the first signal, an increase).
   Probe<const DcqcnState&> changed;
+  // The outputs' view of `changed` (RC, RT and alpha) and of cuts()
+  // (congestion_control.h contract 8).
+  bool observe(CcStateSink sink) override {
+    changed.attach([sink = std::move(sink)](const DcqcnState& s) {
+      sink(CcState{s.time, s.rc_bps, s.rt_bps, s.alpha, -1});
+    });
+    return true;
+  }
+  uint64_t decreases() const override { return cuts_; }
 
  private:
   void signal(CcContext& ctx);

@@ -186,6 +186,16 @@ class QueuePair {
   bool deferred = false;
   ReorderBuffer reorder;
 
+  // Congestion notification, per QP (the NIC's NicCounters sum them): CNPs
+  // it sent and received, CE-marked packets it received, ACKs and NAKs with
+  // an ECN echo it sent and received. Counted whether or not the QP has an
+  // algorithm; all off the per-packet path but for the CE test.
+  uint64_t cnps_sent = 0;
+  uint64_t cnps_received = 0;
+  uint64_t ecn_marked = 0;
+  uint64_t ecn_echo_sent = 0;
+  uint64_t ecn_echo_received = 0;
+
  private:
   uint32_t qpn_;
   uint32_t host_;

@@ -123,6 +123,7 @@ void RdmaNic::send_cnp(QueuePair& q) {
   // BTH DestQP is the peer's QPN: the QP whose packets were marked.
   PacketHandle c = make(PacketKind::kCnp, RcOpcode::kCnp, 0, q);
   ++counters_.cnps_sent;
+  ++q.cnps_sent;
   queue_control(q.port(), std::move(c), true);
 }
 
@@ -130,6 +131,7 @@ void RdmaNic::on_cnp(PacketHandle p) {
   ++counters_.cnps_received;
   if (p->dst_qpn < kFirstQpn || p->dst_qpn - kFirstQpn >= qps_.size()) return;
   QpSlot& s = slot(p->dst_qpn);
+  ++s.qp.cnps_received;
   if (s.cc) s.cc->algo_->on_cnp(*s.cc);
 }
 
@@ -184,6 +186,7 @@ void RdmaNic::cc_ack(QpSlot& s, const Packet& p, uint64_t old_una, int64_t old_b
 
 void RdmaNic::on_ecn_marked(QpSlot& s, const Packet& p) {
   ++counters_.ecn_marked_received;
+  ++s.qp.ecn_marked;
   if (s.cc) s.cc->algo_->on_ecn_marked(*s.cc, CcMarked{p.psn, p.wire_bytes, p.opcode});
 }
 
@@ -195,6 +198,7 @@ void RdmaNic::cc_ack_out(QueuePair& q, Packet& a) {
   if (out.ecn_echo) {
     a.flags |= kFlagEcnEcho;
     ++counters_.ecn_echo_acks_sent;
+    ++q.ecn_echo_sent;
   }
 }
 

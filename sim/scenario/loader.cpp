@@ -133,6 +133,19 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
     if (!options.output_dir.empty()) sc.output.dir = options.output_dir;
     out.read(sc.output);
     read_size_buckets(out, sc.output.size_buckets);
+    {
+      JsonReader w = out.object("window");
+      sc.output.window_start = w.optional_time("start");
+      sc.output.window_end = w.optional_time("end");
+      if (sc.output.window_start && sc.output.window_end &&
+          *sc.output.window_end <= *sc.output.window_start) {
+        w.fail("end",
+               show(json(to_string(*sc.output.window_end))) + " is not after start " +
+                   show(json(to_string(*sc.output.window_start))),
+               "an end later than the start");
+      }
+      w.finish();
+    }
     out.finish();
   }
   {
