@@ -36,8 +36,10 @@ FIGURES: dict[str, tuple[tuple[float, float], Callable[[rt.Trace, Any], Any]]] =
     "queue_depth.png": ((7.0, 4.2), lambda tr, ax: rt.queue_depth(tr, ax=ax)),
     # ... recorded PFC frames (output.pfc_events, on whenever a trace is written) ...
     "pfc_timeline.png": ((7.0, 4.2), lambda tr, ax: rt.pfc_timeline(tr, ax=ax)),
-    # ... or sampled link counters (output.link_interval).
+    # ... sampled link counters (output.link_interval) ...
     "link_throughput.png": ((7.0, 4.2), lambda tr, ax: rt.link_throughput(tr, ax=ax)),
+    # ... or congestion-control state (output.cc_interval).
+    "cc_rates.png": ((7.0, 4.2), lambda tr, ax: rt.cc_rates(tr, ax=ax)),
 }
 
 

@@ -8,6 +8,7 @@
     rt.queue_depth(tr)          # switch queues over time (needs output.queue_interval)
     rt.pfc_timeline(tr)         # paused intervals per (switch, port, priority)
     rt.link_throughput(tr)      # Gb/s over time (needs output.link_interval)
+    rt.cc_rates(tr)             # each sending QP's DCQCN rate over time (output.cc_interval)
 
 The format is described in docs/trace.md. Every table is a compound HDF5
 dataset; the loader reads each one into a DataFrame, decodes its strings to
@@ -48,6 +49,7 @@ __all__ = [
     "queue_depth",
     "pfc_timeline",
     "link_throughput",
+    "cc_rates",
     "goodput_table",
     "slowdown_table",
     "drops_table",
@@ -137,6 +139,10 @@ class Trace:
     @property
     def flow_paths(self) -> pd.DataFrame | None:
         return self.tables.get("flow_paths")
+
+    @property
+    def cc_samples(self) -> pd.DataFrame | None:
+        return self.tables.get("cc_samples")
 
     @property
     def deadlock(self) -> pd.DataFrame | None:
@@ -558,6 +564,24 @@ def _flow_paths(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
     if flows is not None:  # flows are enriched before paths: give them the string too
         flows["path"] = flows["id"].map(paths).fillna("").astype(object)
         flows["hops"] = flows["id"].map(df.groupby("flow").size()).fillna(0).astype(int)
+    return df
+
+
+@table("cc_samples")
+def _cc_samples(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
+    df["node_name"] = _name_of(df["node"], _node_names(trace))
+    df["sender"] = df["sender"].astype(bool)
+    df["time_us"] = _us(df["time"])
+    # -1 means the algorithm has no such value: NaN in the Gb/s copies.
+    for col in ("rate", "target"):
+        bps = df[f"{col}_bps"].astype("float64")
+        df[f"{col}_gbps"] = (bps / 1e9).where(bps >= 0, np.nan)
+    flows = trace.flows
+    if flows is not None and len(flows):
+        labels = dict(zip(flows["id"].astype(int), flows["label"]))
+        df["flow_label"] = df["flow"].astype(int).map(labels).fillna("").astype(object)
+    else:
+        df["flow_label"] = "#" + df["flow"].astype(str)
     return df
 
 
@@ -1092,5 +1116,58 @@ def link_throughput(trace: Trace, ax: Any = None, *, top: int = 8,
     shown = (f"busiest {top} of {n_busy} busy link directions" if n_busy > top
              else _plural(n_busy, "busy link direction"))
     ax.set_title(f"link throughput ({shown})")
+    ax.grid(True, alpha=0.3)
+    return ax
+
+
+def cc_rates(trace: Trace, ax: Any = None, *, top: int = 8, target: bool = True) -> Any:
+    """Each sending QP's congestion-control rate (Gb/s) over time, from
+    /cc_samples: DCQCN's current rate RC as solid steps and, with `target`,
+    its target rate RT dashed in the same colour.
+
+    A row holds the QP's state from its time until the next row (sparse: on
+    change, decimated to output.cc_interval), so each QP is drawn as steps
+    from its first row to the end of the run. Before its first row a QP is
+    at its starting rate, not drawn. The `top` QPs with the most changes are
+    drawn (a flow's parts are "label/part k"). Needs output.cc_interval.
+    Returns the Axes.
+    """
+    cc = trace.require("cc_samples")
+    ax = _axes(ax, (7.0, 4.2))
+    senders = cc[cc["sender"] & cc["rate_gbps"].notna()] if len(cc) else cc
+    end_us = _end_ps(trace, cc["time"]) / PS_PER_US
+    keys = ["flow", "part", "node", "qpn"]
+    n_qps = len(senders.groupby(keys)) if len(senders) else 0
+    if n_qps == 0:
+        _no_data(ax, "no congestion-control changes" if len(cc) == 0 else "no sending QP changed")
+        if end_us > 0:
+            ax.set_xlim(0, end_us)
+    else:
+        rank = (senders.groupby(keys).agg(changes=("changes", "sum"), label=("flow_label", "first"))
+                .reset_index()
+                .sort_values(["changes", "flow", "part"], ascending=[False, True, True],
+                             kind="stable").head(top)
+                .sort_values(["flow", "part"], kind="stable"))
+        parts = senders.groupby("flow")["part"].nunique()
+        for _, r in rank.iterrows():
+            q = senders[(senders["flow"] == r["flow"]) & (senders["part"] == r["part"])
+                        & (senders["node"] == r["node"]) & (senders["qpn"] == r["qpn"])]
+            q = q.sort_values("time", kind="stable")
+            x = np.concatenate([q["time_us"].to_numpy(), [end_us]])
+            label = r["label"] if parts.get(r["flow"], 1) <= 1 else f"{r['label']}/part {r['part']}"
+            y = q["rate_gbps"].to_numpy()
+            (line,) = ax.step(x, np.concatenate([y, [y[-1]]]), where="post", linewidth=1.2,
+                              label=label)
+            if target and q["target_gbps"].notna().all():
+                t = q["target_gbps"].to_numpy()
+                ax.step(x, np.concatenate([t, [t[-1]]]), where="post", linewidth=0.8,
+                        linestyle="--", color=line.get_color())
+        ax.set_xlim(0, end_us)
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize="small", loc="best")
+    ax.set_xlabel("time (us)")
+    ax.set_ylabel("rate (Gb/s)" + (": RC solid, RT dashed" if target else ""))
+    shown = (f"{top} of {n_qps} sending QPs" if n_qps > top else _plural(n_qps, "sending QP"))
+    ax.set_title(f"congestion-control rate ({shown})")
     ax.grid(True, alpha=0.3)
     return ax

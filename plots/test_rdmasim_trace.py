@@ -15,7 +15,16 @@ facts that do not depend on the network model:
   the /links totals, queue samples are sane;
 
 the ideal FCT and slowdown of /flows against summary.json's per_flow and
-slowdown_by_size (on both runs), then tolerance of absent, empty and unknown tables, and that figures.py
+slowdown_by_size (on both runs);
+
+- a DCQCN incast (4 x 1 MiB, ECN at 20 KB, samples every 5 us, a window
+  from 20 us): /cc_samples rows of the sending QPs only, in time order, at
+  least 5 us apart but for each QP's first and last, RC <= RT <= line rate,
+  a QP for every flow that cut; CNP counts and window bytes of /flows
+  against summary.json, the window's queue mean and peak, its CNPs and
+  cuts, cc_by_item; the rate figure draws RC and RT per sending QP;
+
+then tolerance of absent, empty and unknown tables, and that figures.py
 writes non-empty PNGs. Exit code 0 when every check passes.
 """
 
@@ -60,9 +69,23 @@ INCAST = {
     "output": {"queue_interval": "5us", "link_interval": "20us"},
 }
 
+# DCQCN: a 4:1 incast marked at 20 KB, rates sampled every 5 us.
+DCQCN = {
+    "name": "plots_dcqcn",
+    "seed": 2,
+    "fabric": {"link": {"rate": "100Gbps", "delay": "1us"},
+               "switch": {"ecn": {"enabled": True, "kmin": "20KB", "kmax": "20KB", "pmax": 1}},
+               "cc": {"algorithm": "dcqcn", "dcqcn": {"rpg_time_reset": "20us"}}},
+    "topology": {"kind": "star", "hosts": 5},
+    "traffic": [{"kind": "incast", "senders": ["h1", "h2", "h3", "h4"], "dst": "h0",
+                 "size": "1MiB"}],
+    "output": {"cc_interval": "5us", "window": {"start": "20us"}},
+}
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 BASE_FIGURES = ("fct_cdf.png", "slowdown_by_size.png", "link_utilisation.png")
 NEW_FIGURES = ("queue_depth.png", "pfc_timeline.png", "link_throughput.png")
+CC_FIGURES = ("cc_rates.png",)
 
 
 def run_sim(binary: str, tmp: Path, scenario_json: dict = SCENARIO, name: str = "run") -> Path:
@@ -273,6 +296,66 @@ def check_slowdown(tr: rt.Trace, summary: dict) -> None:
     assert t["count"].sum() == summary["flows"]["slowdown"]["count"]
 
 
+def check_cc(tr: rt.Trace, summary: dict) -> None:
+    """/cc_samples of a DCQCN incast, the flows' CNP counts and the window."""
+    a = tr.attrs
+    end = a["sim_time_ps"]
+    interval = 5_000_000
+    cc = tr.cc_samples
+    assert cc is not None and len(cc) > 0
+    assert tr.table_attrs["cc_samples"]["interval_ps"] == interval
+    assert cc["time"].is_monotonic_increasing and (cc["time"] <= end).all()
+    flows = tr.flows.set_index("id")
+    # WRITEs: only the requesters' QPs (the senders) ever change.
+    assert cc["sender"].all()
+    assert (cc["node"].to_numpy() == flows.loc[cc["flow"], "src"].to_numpy()).all()
+    assert set(cc["node_name"]) <= {"h1", "h2", "h3", "h4"}
+    assert (cc["rate_gbps"] > 0).all() and (cc["rate_gbps"] <= cc["target_gbps"] + 1e-9).all()
+    assert (cc["target_gbps"] <= 100.0).all()
+    assert ((cc["alpha"] > 0) & (cc["alpha"] <= 1)).all() and (cc["window"] == -1).all()
+    assert (cc["changes"] >= 1).all()
+    for _, q in cc.groupby(["flow", "part", "node", "qpn"]):
+        gaps = np.diff(q["time"].to_numpy())
+        assert (gaps >= 0).all()
+        inner = gaps[1:-1]  # the first row and the next, the last and the one before: exempt
+        assert (inner >= interval).all(), inner.min()
+        grid = q["time"].to_numpy()[1:-1]
+        assert (grid % interval == 0).all()  # rows between are on the interval grid
+    per_flow = {f["id"]: f for f in summary["per_flow"]}
+    cut = {i for i, f in per_flow.items() if f["rate_cuts"] > 0}
+    assert cut == set(cc["flow"]) == {0, 1, 2, 3}, (cut, set(cc["flow"]))
+    # Counts in /flows and summary.json agree, and add up to the totals.
+    for col in ("cnps_received", "cnps_sent", "ecn_marked", "ecn_echo_acks", "rate_cuts",
+                "window_bytes"):
+        assert [int(flows.loc[i, col]) for i in per_flow] == [per_flow[i][col] for i in per_flow], col
+    totals = summary["cc"]
+    assert totals["cnps_sent"] == sum(f["cnps_sent"] for f in per_flow.values()) > 0
+    assert totals["cnps_received"] == totals["cnps_sent"]
+    assert totals["rate_cuts"] == sum(f["rate_cuts"] for f in per_flow.values())
+    # The window: from 20 us to the end of the run.
+    assert a["window_start_ps"] == 20_000_000 and a["window_end_ps"] == end
+    w = summary["window"]
+    assert w["given"] and w["start_ps"] == 20_000_000 and w["end_ps"] == end
+    assert w["payload_bytes"] == int(flows["window_bytes"].sum())
+    assert 0 < w["payload_bytes"] < int(flows["bytes"].sum())
+    qt = tr.queue_totals
+    assert (qt["window_mean_bytes"] >= 0).all()
+    assert math.isclose(w["queues"]["max_mean_bytes"], qt["window_mean_bytes"].max())
+    assert (qt["window_peak_bytes"] <= qt["peak_bytes"]).all()
+    assert (qt["window_peak_bytes"] >= qt["window_mean_bytes"]).all()
+    assert w["queues"]["max_peak_bytes"] == int(qt["window_peak_bytes"].max()) > 0
+    assert 0 < w["cnps_sent"] < totals["cnps_sent"] and w["rate_cuts"] <= totals["rate_cuts"]
+    (item,) = summary["cc_by_item"]
+    assert item["cnps_sent"] == totals["cnps_sent"] and item["rate_cuts"] == totals["rate_cuts"]
+    links = tr.links
+    assert (links["window_wire_bytes"] <= links["wire_bytes"]).all()
+    assert (links["window_busy_ps"] <= links["busy_ps"]).all()
+    # The figure: RC and RT for each of the four sending QPs.
+    ax = rt.cc_rates(tr)
+    assert len(ax.lines) == 8, len(ax.lines)
+    assert len(rt.cc_rates(tr, target=False, top=2).lines) == 2
+
+
 def check_empty_tables(src: Path, tmp: Path) -> None:
     """Present but empty /pfc, /drops, /queues, /link_samples, and a /deadlock
     with its attribute: figures say so instead of failing."""
@@ -319,14 +402,14 @@ def check_tolerance(src: Path, tmp: Path) -> Path:
     future = tr.tables["future/things"]
     assert list(future["what"]) == ["x", "yz"] and list(future["time"]) == [5, 7]
     for needs_missing in (rt.link_utilisation, rt.queue_depth, rt.pfc_timeline,
-                          rt.link_throughput, rt.drops_table, rt.pfc_pauses):
+                          rt.link_throughput, rt.drops_table, rt.pfc_pauses, rt.cc_rates):
         try:
             needs_missing(tr)
         except rt.TableMissing:
             pass
         else:
             raise AssertionError(f"{needs_missing.__name__} without its table: no TableMissing")
-    assert tr.pfc is None and tr.queues is None and tr.deadlock is None
+    assert tr.pfc is None and tr.queues is None and tr.deadlock is None and tr.cc_samples is None
     rt.fct_cdf(tr)  # still drawable
     # A registered attribute that is unknown raises AttributeError as usual.
     try:
@@ -338,7 +421,7 @@ def check_tolerance(src: Path, tmp: Path) -> Path:
     return pruned
 
 
-def check_figures(trace: Path, incast: Path, pruned: Path, tmp: Path) -> None:
+def check_figures(trace: Path, incast: Path, dcqcn: Path, pruned: Path, tmp: Path) -> None:
     env = dict(os.environ, MPLCONFIGDIR=str(tmp / "mplconfig"))
     figures = [sys.executable, str(HERE / "figures.py")]
     out = tmp / "figures"
@@ -350,15 +433,24 @@ def check_figures(trace: Path, incast: Path, pruned: Path, tmp: Path) -> None:
     for name in BASE_FIGURES + ("pfc_timeline.png",):
         data = (out / name).read_bytes()
         assert len(data) > 1000 and data.startswith(PNG_MAGIC), name
-    for name in ("queue_depth.png", "link_throughput.png"):
+    for name in ("queue_depth.png", "link_throughput.png") + CC_FIGURES:
         assert not (out / name).exists() and f"skipping {name}" in r.stderr, name
-    # The incast has every table: every figure.
+    # The incast has every table but the congestion-control samples.
     out_incast = tmp / "figures_incast"
     r = subprocess.run(figures + [str(incast), "--out", str(out_incast)],
                        capture_output=True, text=True, env=env, timeout=300)
-    assert r.returncode == 0 and "skipping" not in r.stderr, r.stderr
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("skipping") == 1 and "skipping cc_rates.png" in r.stderr, r.stderr
     for name in BASE_FIGURES + NEW_FIGURES:
         data = (out_incast / name).read_bytes()
+        assert len(data) > 1000 and data.startswith(PNG_MAGIC), name
+    # The DCQCN run has them: its rate figure.
+    out_dcqcn = tmp / "figures_dcqcn"
+    r = subprocess.run(figures + [str(dcqcn), "--out", str(out_dcqcn)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    for name in BASE_FIGURES + CC_FIGURES:
+        data = (out_dcqcn / name).read_bytes()
         assert len(data) > 1000 and data.startswith(PNG_MAGIC), name
     # Without /links the utilisation figure is skipped, not an error.
     out2 = tmp / "figures_pruned"
@@ -367,7 +459,7 @@ def check_figures(trace: Path, incast: Path, pruned: Path, tmp: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert (out2 / "fct_cdf.png").stat().st_size > 1000
     assert not (out2 / "link_utilisation.png").exists() and "skipping" in r.stderr
-    for name in NEW_FIGURES:
+    for name in NEW_FIGURES + CC_FIGURES:
         assert not (out2 / name).exists(), name
 
 
@@ -387,8 +479,10 @@ def main() -> int:
         check_incast(rt.load(incast / "trace.h5"), incast_summary)
         check_slowdown(rt.load(incast / "trace.h5"), incast_summary)
         check_empty_tables(incast / "trace.h5", tmp)
+        dcqcn = run_sim(binary, tmp, DCQCN, "dcqcn")
+        check_cc(rt.load(dcqcn / "trace.h5"), json.loads((dcqcn / "summary.json").read_text()))
         pruned = check_tolerance(out / "trace.h5", tmp)
-        check_figures(out / "trace.h5", incast / "trace.h5", pruned, tmp)
+        check_figures(out / "trace.h5", incast / "trace.h5", dcqcn / "trace.h5", pruned, tmp)
     print("plots trace module: all checks passed")
     return 0
 

@@ -27,13 +27,13 @@ void Port::on_tx_done() {
   PacketHandle p = owner_.next_packet(index_);
   if (!p) return;  // idle until the next wake()
   busy_until_ = link_->transmit(std::move(p));
-  const bool more = owner_.backlogged(index_);
+  const Time next = owner_.next_pull(index_, busy_until_);
   if (tx_done_.scheduled()) {
     // next_packet() woke the port: not before this frame ends.
-    const Time t = more ? busy_until_ : std::max(tx_done_.when(), busy_until_);
+    const Time t = std::max(std::min(next, tx_done_.when()), busy_until_);
     if (t != tx_done_.when()) owner_.ctx().reschedule(tx_done_, t);
-  } else if (more) {
-    owner_.ctx().schedule(tx_done_, busy_until_);
+  } else if (!next.is_infinite()) {
+    owner_.ctx().schedule(tx_done_, std::max(next, busy_until_));
   }
 }
 

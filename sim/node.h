@@ -15,11 +15,13 @@
 //     returns only what may be sent now, and the node calls wake() (or
 //     wake_at() for a known future instant, such as a pause's end) when
 //     something becomes sendable.
-//  4. After a frame starts, the port pulls again at its end only if the node
-//     says it is backlogged() or something wakes the port meanwhile, so a
-//     frame sent from an otherwise idle port (an ACK, a PFC frame) costs one
-//     transmit event, not two. A node that does not override backlogged() is
-//     pulled at the end of every frame.
+//  4. After a frame starts, the port pulls again when the node's next_pull()
+//     says (at the frame's end if it has more; later if all it has waits for
+//     a known time, such as a paced QP's next slot; never if it will wake()
+//     the port) or when something wakes the port meanwhile, so a frame sent
+//     from an otherwise idle port (an ACK, a PFC frame) costs one transmit
+//     event, not two, and so does a paced frame. A node that does not
+//     override next_pull() is pulled at the end of every frame.
 //  5. Node::receive gets each packet once its last bit has arrived.
 #pragma once
 
@@ -83,11 +85,13 @@ class Node : public Component {
   virtual void receive(uint32_t port, PacketHandle p) = 0;
   // The transmitter of `port` is free: the next frame to send, or none.
   virtual PacketHandle next_packet(uint32_t port) = 0;
-  // Asked right after `port` started a frame: may next_packet() have another
-  // one when it ends? false only if the node will wake() the port when it has.
-  virtual bool backlogged(uint32_t port) const {
+  // Asked right after `port` started a frame that ends at `frame_end`: when
+  // may next_packet() have another one? `frame_end` if it may then; a later
+  // time if nothing can go before it; Time::infinite() only if the node will
+  // wake() the port when it has one.
+  virtual Time next_pull(uint32_t port, Time frame_end) const {
     (void)port;
-    return true;
+    return frame_end;
   }
 
  private:

@@ -121,6 +121,8 @@ struct Param {
   std::string schema;
   // Bound params: writes a settled value into the config struct.
   std::function<void(void*, const ParamValue&)> set;
+  // ... and reads the field's current value (a config read over another).
+  std::function<ParamValue(void*)> get;
 
   bool bound() const { return static_cast<bool>(set); }
   // The name of choice value v ("" if none).
@@ -406,6 +408,7 @@ class Fields : public ParamTable {
     p.set = [field](void* c, const ParamValue& v) {
       access(field, *static_cast<C*>(c)) = from_value<T>(v);
     };
+    p.get = [field](void* c) { return to_value(access(field, *static_cast<C*>(c))); };
     return ParamBuilder(p);
   }
   C defaults_{};

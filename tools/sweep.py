@@ -9,13 +9,38 @@ every run's summary into one CSV.
 
 Each combination runs as `rdmasim run FILE --set ... --seed S --out
 OUT/<run-name> --quiet`. The CSV (OUT/summary.csv) has one row per run: the
-swept values, then status, simulated time, events, packet-hops, drops, PFC
-frames, ECN marks, flow counts, FCT statistics, aggregate goodput, the
-slowdown (FCT / ideal FCT) percentiles p50, p95 and p99 over all completed
-flows, and the p99 slowdown of each size bucket (`slowdown_p99_<bucket>`, for
-every size bucket the summaries list). A run
-that fails to start (bad input) stops the sweep with its error; a run that
-ends with a non-zero status is recorded with that status.
+swept values (one column per --grid path, named by the path), `seed` and
+`run` (the run's folder), then these columns, from the run's summary.json (docs/trace.md):
+
+  status, sim_time_ps, events, packet_hops, drops, pfc_frames_sent,
+  ecn_marked, retransmissions     the run's totals
+  flows, flows_completed          flow counts
+  fct_mean_us, fct_p99_us, fct_max_us, aggregate_goodput_gbps
+                                  over completed flows
+  slowdown_p50, slowdown_p95, slowdown_p99
+                                  FCT / ideal FCT over completed flows
+  cnps_sent, cnps_received, rate_cuts
+                                  congestion control, whole run (`cc`)
+  window_start_us, window_end_us  the measurement window as applied
+                                  (output.window, docs/scenario.md; without
+                                  one, the whole run)
+  window_goodput_gbps, window_jain
+                                  payload delivered in the window over its
+                                  length; Jain's index of the flows' window
+                                  goodputs (empty when undefined)
+  window_queue_mean_bytes, window_queue_peak_bytes
+                                  the largest time-average and the largest
+                                  peak of any switch egress queue in the
+                                  window (empty unless output.window is set)
+  window_pfc_frames, window_cnps_sent, window_rate_cuts
+                                  PFC frames switches sent, CNPs and cuts,
+                                  within the window
+  wall_seconds                    the run's wall time
+  slowdown_p99_<bucket>           the p99 slowdown of each size bucket the
+                                  summaries list (empty if none completed)
+
+A run that fails to start (bad input) stops the sweep with its error; a run
+that ends with a non-zero status is recorded with that status.
 Standard library only; works with any python3.
 """
 
@@ -75,6 +100,8 @@ def row_of(summary):
     flows = summary.get("flows", {})
     fct = flows.get("fct_ps", {})
     slow = flows.get("slowdown", {})
+    cc = summary.get("cc", {})
+    window = summary.get("window", {})
     row = {
         "status": summary.get("status"),
         "sim_time_ps": summary.get("sim_time_ps"),
@@ -93,6 +120,18 @@ def row_of(summary):
         "slowdown_p50": slow.get("p50"),
         "slowdown_p95": slow.get("p95"),
         "slowdown_p99": slow.get("p99"),
+        "cnps_sent": cc.get("cnps_sent"),
+        "cnps_received": cc.get("cnps_received"),
+        "rate_cuts": cc.get("rate_cuts"),
+        "window_start_us": window["start_ps"] / 1e6 if "start_ps" in window else None,
+        "window_end_us": window["end_ps"] / 1e6 if "end_ps" in window else None,
+        "window_goodput_gbps": window.get("goodput_gbps"),
+        "window_jain": window.get("jain_fairness"),
+        "window_queue_mean_bytes": window.get("queues", {}).get("max_mean_bytes"),
+        "window_queue_peak_bytes": window.get("queues", {}).get("max_peak_bytes"),
+        "window_pfc_frames": window.get("pfc_frames_sent"),
+        "window_cnps_sent": window.get("cnps_sent"),
+        "window_rate_cuts": window.get("rate_cuts"),
         "wall_seconds": summary.get("run", {}).get("wall_seconds"),
     }
     return row

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ctest: tools/sweep.py runs a 2 x 2 grid and gathers 4 rows into summary.csv
-# (with slowdown columns);
-# then a grid x seeds run without traces, each in its own folder.
+# (with slowdown and window columns); a run with a window; a DCQCN grid
+# (congestion-control columns against the summaries); then a grid x seeds
+# run without traces, each in its own folder.
 set -euo pipefail
 bin="$1"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,6 +25,50 @@ for r in rows:
     assert 1.0 < p50 <= p95 <= p99, r
     assert float(r["slowdown_p99_100KB-1MB"]) == p99, r
     assert r["slowdown_p99_<10KB"] == "", r
+PY
+# Window columns: the whole run by default (no queue means), and with a
+# window its goodput, fairness (the incast's equal flows share fairly) and
+# the bottleneck's mean queue.
+python3 - "$out/summary.csv" <<'PY' || { cat "$out/summary.csv"; exit 1; }
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    assert float(r["window_goodput_gbps"]) > 0 and float(r["window_start_us"]) == 0, r
+    assert r["window_queue_mean_bytes"] == "" and r["window_queue_peak_bytes"] == "", r
+    assert r["cnps_sent"] == r["cnps_received"] == r["rate_cuts"] == r["window_cnps_sent"] == "0", r
+PY
+out3="$out/window"
+python3 "$root/tools/sweep.py" "$root/scenarios/incast.json" --binary "$bin" --jobs 2 --out "$out3" \
+  --grid fabric.link.rate=100Gbps --set 'output.window={"start": "20us", "end": "100us"}' --no-trace 2>/dev/null
+python3 - "$out3/summary.csv" <<'PY' || { cat "$out3/summary.csv"; exit 1; }
+import csv, sys
+(r,) = list(csv.DictReader(open(sys.argv[1])))
+assert float(r["window_start_us"]) == 20 and float(r["window_end_us"]) == 100, r
+assert 0 < float(r["window_goodput_gbps"]) <= 100, r
+assert 0.5 < float(r["window_jain"]) <= 1, r
+assert float(r["window_queue_mean_bytes"]) > 0, r
+PY
+# DCQCN: the congestion-control columns equal the summaries' totals and
+# sums over their flows; the window's CNPs and cuts are some of the run's.
+out4="$out/dcqcn"
+python3 "$root/tools/sweep.py" "$root/scenarios/dcqcn_rates.json" --binary "$bin" --jobs 2 \
+  --out "$out4" --grid fabric.switch.ecn.kmin=20KB,40KB --no-trace 2>/dev/null
+python3 - "$out4" <<'PY' || { cat "$out4/summary.csv"; exit 1; }
+import csv, json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+rows = list(csv.DictReader(open(out / "summary.csv")))
+assert len(rows) == 2, rows
+for r in rows:
+    s = json.loads((out / r["run"] / "summary.json").read_text())
+    flows = s["per_flow"]
+    sent, received, cuts = (int(r[c]) for c in ("cnps_sent", "cnps_received", "rate_cuts"))
+    assert sent == s["cc"]["cnps_sent"] == sum(f["cnps_sent"] for f in flows) > 0, r
+    assert received == s["cc"]["cnps_received"] == sum(f["cnps_received"] for f in flows), r
+    assert cuts == s["cc"]["rate_cuts"] == sum(f["rate_cuts"] for f in flows) > 0, r
+    assert 0 < int(r["window_cnps_sent"]) < sent and 0 <= int(r["window_rate_cuts"]) < cuts, r
+    assert int(r["window_cnps_sent"]) == s["window"]["cnps_sent"], r
+    assert float(r["window_start_us"]) == 200 and float(r["window_end_us"]) == 1000, r
+    mean, peak = float(r["window_queue_mean_bytes"]), int(r["window_queue_peak_bytes"])
+    assert 0 < mean <= peak, r
 PY
 [ -f "$out/0000_rate=100Gbps_size=256KiB_seed=default/trace.h5" ] || { echo "no trace by default"; exit 1; }
 out2="$out/seeds"

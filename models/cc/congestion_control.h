@@ -28,9 +28,20 @@
 //  6. Timer: one per QP. schedule_timer replaces a pending wake-up. A timer
 //     that keeps re-arming keeps a run from going idle (runs that stop when
 //     their traffic completes are not affected).
+//  7. Needs: an algorithm that does not listen to every packet sent, every
+//     ACK received or every ACK sent says so (set_needs), and the NIC skips
+//     those calls and the work that prepares them (RTT timing, CcAck). The
+//     other calls always come.
+//  8. Outputs (docs/congestion-control.md, "Outputs"): an algorithm may
+//     report the state the trace samples (CcState: its rate, target rate,
+//     alpha, window; what it lacks stays -1) on every change, through the
+//     sink observe() attaches, and count its decreases (decreases()). Attaching
+//     nothing costs nothing; a sink is called from the QP's NIC's events
+//     (contract 2), so a recorder keeps per-QP state written only there.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "sim/packet.h"
@@ -115,9 +126,40 @@ class CcAckOut {
   Packet& ack_;
 };
 
+// The state of a QP's algorithm as the outputs sample it (the trace's
+// /cc_samples): each algorithm fills the fields it has and leaves the others
+// at -1. DCQCN: rate_bps RC, target_bps RT, alpha; HPCC would add its
+// window, TIMELY its rate.
+struct CcState {
+  Time time;               // when it changed
+  double rate_bps = -1;    // the sending rate the algorithm sets (DCQCN: RC)
+  double target_bps = -1;  // a target rate (DCQCN: RT)
+  double alpha = -1;       // DCQCN's alpha (congestion estimate, 0..1)
+  int64_t window = -1;     // a window, bytes (0: no limit)
+};
+using CcStateSink = std::function<void(const CcState&)>;
+
 class CongestionControl {
  public:
+  // The per-packet calls an algorithm listens to (contract 7).
+  enum Need : uint8_t {
+    kNeedSent = 1,    // on_packet_sent
+    kNeedAck = 2,     // on_ack, and the RTT samples it carries
+    kNeedAckOut = 4,  // on_ack_out, and echo_ecn() riding on the ACK
+    kNeedAll = 7,
+  };
   virtual ~CongestionControl() = default;
+  bool needs(Need n) const { return (needs_ & n) != 0; }
+  // ---- outputs (contract 8) ----
+  // Calls `sink` with the state after each change, from the QP's NIC's
+  // events; false (and `sink` dropped) if the algorithm has no such state.
+  virtual bool observe(CcStateSink sink) {
+    (void)sink;
+    return false;
+  }
+  // Decreases of its rate or window so far (DCQCN: rate cuts).
+  virtual uint64_t decreases() const { return 0; }
+
   // Attached to a connected QP: set an initial rate or window here.
   virtual void on_start(CcContext& ctx) { (void)ctx; }
   virtual void on_packet_sent(CcContext& ctx, const CcSent& sent) {
@@ -140,6 +182,12 @@ class CongestionControl {
     (void)ack;
   }
   virtual void on_timer(CcContext& ctx) { (void)ctx; }
+
+ protected:
+  void set_needs(uint8_t needs) { needs_ = needs; }
+
+ private:
+  uint8_t needs_ = kNeedAll;
 };
 
 }  // namespace rdmasim

@@ -120,6 +120,10 @@ class QueuePair {
   Time next_send;
   Time last_start;
   uint32_t last_wire = 0;
+  // The gap `pace_wire` wire bytes take at `pace` (0: not computed for this
+  // pace): packets are mostly one size, and the exact division is 128-bit.
+  uint32_t pace_wire = 0;
+  Time pace_gap;
   // New packets may be sent while the PSNs in [una, next_seq) are fewer than
   // this: sr_window under selective repeat, and the algorithm's `window`
   // (bytes, 0: none) in whole MTUs.
@@ -181,6 +185,16 @@ class QueuePair {
   uint8_t deferred_syndrome = 0;
   bool deferred = false;
   ReorderBuffer reorder;
+
+  // Congestion notification, per QP (the NIC's NicCounters sum them): CNPs
+  // it sent and received, CE-marked packets it received, ACKs and NAKs with
+  // an ECN echo it sent and received. Counted whether or not the QP has an
+  // algorithm; all off the per-packet path but for the CE test.
+  uint64_t cnps_sent = 0;
+  uint64_t cnps_received = 0;
+  uint64_t ecn_marked = 0;
+  uint64_t ecn_echo_sent = 0;
+  uint64_t ecn_echo_received = 0;
 
  private:
   uint32_t qpn_;

@@ -133,11 +133,17 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
           continue;
         }
         if (q.pace.in_bps() > 0) {
-          q.next_send = std::max(q.next_send, now) + Bytes(p->wire_bytes) / q.pace;
+          if (p->wire_bytes != q.pace_wire) {
+            q.pace_wire = p->wire_bytes;
+            q.pace_gap = Bytes(p->wire_bytes) / q.pace;
+          }
+          q.next_send = std::max(q.next_send, now) + q.pace_gap;
         }
         q.last_start = now;
         q.last_wire = p->wire_bytes;
-        if (q.cc != nullptr) [[unlikely]]
+        if (q.cc != nullptr && q.cc->needs(CongestionControl::Need(CongestionControl::kNeedSent |
+                                                                   CongestionControl::kNeedAck)))
+            [[unlikely]]
           cc_sent(s, *p);
         if (!q.read_jobs.empty() || can_send(q)) {
           ps.active.push_back(qpn);
@@ -154,15 +160,28 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
   return {};
 }
 
-bool RdmaNic::backlogged(uint32_t port_index) const {
+Time RdmaNic::next_pull(uint32_t port_index, Time frame_end) const {
   // Everything that makes next_packet() return a frame is in these rings;
-  // whatever fills them wakes the port (activate(), emit_control(), PFC).
+  // whatever fills them wakes the port (activate(), emit_control(), PFC,
+  // and update_pacing() when a QP becomes due earlier).
   const PortState& ps = *ports_[port_index];
-  if (!ps.pfc_out.empty() || !ps.active.empty()) return true;
+  if (!ps.pfc_out.empty()) return frame_end;
   for (const Ring<PacketHandle>& ring : ps.control) {
-    if (!ring.empty()) return true;
+    if (!ring.empty()) return frame_end;
   }
-  return false;
+  if (ps.active.empty()) return Time::infinite();
+  // Only paced QPs, none due by the frame's end: pull when the first is due
+  // rather than at the end to find that out (one event per paced frame, not
+  // two). A long list is not scanned: next_packet() does that.
+  constexpr size_t kScan = 4;
+  if (ps.active.size() > kScan) return frame_end;
+  Time due = Time::infinite();
+  for (size_t i = 0; i < ps.active.size(); ++i) {
+    const Time t = qps_[ps.active[i] - kFirstQpn]->qp.next_send;
+    if (t <= frame_end) return frame_end;
+    due = std::min(due, t);
+  }
+  return due;
 }
 
 void RdmaNic::classify(Packet& p, PacketKind kind) const {

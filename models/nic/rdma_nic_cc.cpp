@@ -40,7 +40,9 @@ void RdmaNic::QpCc::set_window(Bytes window) {
 
 void RdmaNic::QpCc::schedule_timer(Time at) {
   if (timer_.scheduled()) {
-    nic_.ctx().reschedule(timer_, at);
+    // Re-arming at the same instant is common (DCQCN arms after every
+    // event): leave the queue alone.
+    if (timer_.when() != at) nic_.ctx().reschedule(timer_, at);
   } else {
     nic_.ctx().schedule(timer_, at);
   }
@@ -88,6 +90,7 @@ void RdmaNic::update_pacing(QpSlot& s) {
   if (q.cc_rate.in_bps() > 0 && (pace.in_bps() == 0 || q.cc_rate < pace)) pace = q.cc_rate;
   if (pace == q.pace) return;
   q.pace = pace;
+  q.pace_wire = 0;
   // As ns-3's RDMA module on a rate change (RdmaHw::ChangeRate, then
   // UpdateNextAvail): the next packet may start one packet time, at the new
   // rate, after the last one started.
@@ -120,6 +123,7 @@ void RdmaNic::send_cnp(QueuePair& q) {
   // BTH DestQP is the peer's QPN: the QP whose packets were marked.
   PacketHandle c = make(PacketKind::kCnp, RcOpcode::kCnp, 0, q);
   ++counters_.cnps_sent;
+  ++q.cnps_sent;
   queue_control(q.port(), std::move(c), true);
 }
 
@@ -127,6 +131,7 @@ void RdmaNic::on_cnp(PacketHandle p) {
   ++counters_.cnps_received;
   if (p->dst_qpn < kFirstQpn || p->dst_qpn - kFirstQpn >= qps_.size()) return;
   QpSlot& s = slot(p->dst_qpn);
+  ++s.qp.cnps_received;
   if (s.cc) s.cc->algo_->on_cnp(*s.cc);
 }
 
@@ -144,7 +149,7 @@ void RdmaNic::cc_sent(QpSlot& s, const Packet& p) {
   const bool retransmission = (p.flags & kFlagRetransmit) != 0;
   const bool read_response = p.opcode >= static_cast<uint8_t>(RcOpcode::kReadResponseFirst) &&
                              p.opcode <= static_cast<uint8_t>(RcOpcode::kReadResponseOnly);
-  if (!read_response) {
+  if (!read_response && c.algo_->needs(CongestionControl::kNeedAck)) {
     // One packet timed at a time; a retransmission spoils the sample (Karn).
     if (retransmission) {
       c.timing_ = false;
@@ -154,8 +159,10 @@ void RdmaNic::cc_sent(QpSlot& s, const Packet& p) {
       c.timed_sent_ = ctx().now();
     }
   }
-  c.algo_->on_packet_sent(
-      c, CcSent{p.psn, p.wire_bytes, p.payload_bytes, retransmission, read_response});
+  if (c.algo_->needs(CongestionControl::kNeedSent)) {
+    c.algo_->on_packet_sent(
+        c, CcSent{p.psn, p.wire_bytes, p.payload_bytes, retransmission, read_response});
+  }
 }
 
 void RdmaNic::cc_ack(QpSlot& s, const Packet& p, uint64_t old_una, int64_t old_bytes) {
@@ -179,6 +186,7 @@ void RdmaNic::cc_ack(QpSlot& s, const Packet& p, uint64_t old_una, int64_t old_b
 
 void RdmaNic::on_ecn_marked(QpSlot& s, const Packet& p) {
   ++counters_.ecn_marked_received;
+  ++s.qp.ecn_marked;
   if (s.cc) s.cc->algo_->on_ecn_marked(*s.cc, CcMarked{p.psn, p.wire_bytes, p.opcode});
 }
 
@@ -190,6 +198,7 @@ void RdmaNic::cc_ack_out(QueuePair& q, Packet& a) {
   if (out.ecn_echo) {
     a.flags |= kFlagEcnEcho;
     ++counters_.ecn_echo_acks_sent;
+    ++q.ecn_echo_sent;
   }
 }
 

@@ -227,9 +227,11 @@ void RdmaNic::rewind(QueuePair& q, uint64_t seq) {
 void RdmaNic::on_ack(PacketHandle p) {
   QpSlot& s = slot(p->dst_qpn);
   QueuePair& q = s.qp;
-  if ((p->flags & kFlagEcnEcho) != 0) [[unlikely]]
+  if ((p->flags & kFlagEcnEcho) != 0) [[unlikely]] {
     ++counters_.ecn_echo_acks_received;
-  if (q.cc == nullptr) [[likely]] {
+    ++q.ecn_echo_received;
+  }
+  if (q.cc == nullptr || !q.cc->needs(CongestionControl::kNeedAck)) [[likely]] {
     process_ack(q, *p);
     return;
   }

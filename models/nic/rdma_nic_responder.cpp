@@ -216,7 +216,7 @@ void RdmaNic::emit_control(QueuePair& q, uint8_t syndrome, bool wake) {
   } else {
     ++counters_.naks_sent;
   }
-  if (q.cc != nullptr) [[unlikely]]
+  if (q.cc != nullptr && q.cc->needs(CongestionControl::kNeedAckOut)) [[unlikely]]
     cc_ack_out(q, *a);
   queue_control(q.port(), std::move(a), wake);
 }

@@ -13,9 +13,9 @@
 //     one uniform draw per ECT packet with kmin < q <= kmax, in the order the
 //     switch sees them, and none otherwise.
 //  3. Thresholds are per port, fixed at setup from the port's link rate
-//     (red_for). Today every rate gets fabric.switch.ecn's; thresholds keyed by
-//     rate (ns-3's KMIN_MAP / KMAX_MAP / PMAX_MAP, as the HPCC simulator sets
-//     them) need only red_for to change.
+//     (red_for): the `ecn.by_rate` entry of that rate if there is one (ns-3's
+//     KMIN_MAP / KMAX_MAP / PMAX_MAP, as the HPCC simulator sets them), else
+//     ecn's own kmin, kmax, pmax.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +47,9 @@ class EcnMarker final : public EgressHook {
 
   // The thresholds of a port with this link rate.
   static RedThresholds red_for(const EcnConfig& ecn, BitRate rate) {
-    (void)rate;
+    for (const EcnConfig::ByRate& b : ecn.by_rate) {
+      if (b.rate == rate) return {b.kmin.count(), b.kmax.count(), b.pmax};
+    }
     return {ecn.kmin.count(), ecn.kmax.count(), ecn.pmax};
   }
   // Fixes each port's thresholds from its link rate (rates[port]); from

@@ -328,10 +328,10 @@ void Switch::wake_on_pause_change(uint32_t port, Time now) const {
   if (!until.is_infinite()) this->port(port).wake_at(until);
 }
 
-bool Switch::backlogged(uint32_t port) const {
+Time Switch::next_pull(uint32_t port, Time frame_end) const {
   // forward() and send_pfc() wake the port for anything new.
   const Port& pt = hot_.ports[port];
-  return pt.queues.has_control() || pt.queues.nonempty_mask() != 0;
+  return pt.queues.has_control() || pt.queues.nonempty_mask() != 0 ? frame_end : Time::infinite();
 }
 
 void Switch::drop(PacketHandle p, uint32_t port, uint8_t prio, DropReason why) {

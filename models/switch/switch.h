@@ -110,7 +110,7 @@ class Switch : public Node {
   void setup() override;
   void receive(uint32_t port, PacketHandle p) override;
   PacketHandle next_packet(uint32_t port) override;
-  bool backlogged(uint32_t port) const override;
+  Time next_pull(uint32_t port, Time frame_end) const override;
 
   // ---- observation ----
   SwitchCounters counters() const {

@@ -28,6 +28,16 @@ struct EcnConfig {
   Bytes kmin = Bytes::kb(5);
   Bytes kmax = Bytes::kb(200);
   double pmax = 0.01;
+  // Thresholds for ports of one link rate, instead of the three above (as
+  // ns-3 users set KMIN_MAP / KMAX_MAP / PMAX_MAP), so that one fabric can
+  // mix 100G and 400G links.
+  struct ByRate {
+    BitRate rate;
+    Bytes kmin;
+    Bytes kmax;
+    double pmax = 0;
+  };
+  std::vector<ByRate> by_rate;
 };
 
 // Priority flow control (IEEE 802.1Qbb) at the switch's ingress.

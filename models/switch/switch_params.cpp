@@ -84,6 +84,19 @@ const Fields<PfcConfig>& pfc_params() {
   return t;
 }
 
+const Fields<EcnConfig::ByRate>& ecn_by_rate_params() {
+  static const Fields<EcnConfig::ByRate> t = [] {
+    using B = EcnConfig::ByRate;
+    Fields<B> f("fabric.switch.ecn.by_rate", "RED thresholds for the ports of one link rate");
+    f.rate("rate", &B::rate).required().doc("the link rate these thresholds apply to");
+    f.bytes("kmin", &B::kmin).required().doc("no marks at or below this queue length");
+    f.bytes("kmax", &B::kmax).required().doc("every packet marked above this; at least `kmin`");
+    f.number("pmax", &B::pmax, 0, 1).required().doc("mark probability at kmax");
+    return f;
+  }();
+  return t;
+}
+
 const Fields<C>& ecn_params() {
   static const Fields<C> t = [] {
     Fields<C> f("fabric.switch.ecn", "RED-style ECN marking on the egress queues");
@@ -105,6 +118,11 @@ const Fields<C>& ecn_params() {
              choices<EcnPoint>({{"enqueue", EcnPoint::kEnqueue}, {"dequeue", EcnPoint::kDequeue}}))
         .doc("decide when a packet joins its egress queue or when it leaves it")
         .source("model");
+    f.add_objects("by_rate", ecn_by_rate_params())
+        .doc(
+            "thresholds keyed by link rate, for a fabric that mixes rates: a port whose link "
+            "has one of these rates uses its entry, the others kmin, kmax and pmax above")
+        .source("ns-3 KMIN_MAP / KMAX_MAP / PMAX_MAP (HPCC simulator)");
     return f;
   }();
   return t;

@@ -47,6 +47,12 @@ FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<Flow
       } else {
         src.set_qp_rate(qs, rate);
       }
+      // Congestion control at both ends: each end is the reaction point for
+      // what it sends and the notification point for what it receives.
+      if (f.cc) {
+        src.set_congestion_control(qs, f.cc->make());
+        dst.set_congestion_control(qd, f.cc->make());
+      }
       // Bytes split as evenly as they go: the first (bytes mod n) parts get one more.
       const int64_t bytes = f.bytes / n + (static_cast<int64_t>(k) < f.bytes % n ? 1 : 0);
       parts_.push_back(Part{i, qs, qd, bytes});
@@ -106,6 +112,50 @@ uint64_t FlowGenerator::retransmissions(uint32_t i) const {
         nics_[f.src]->qp(parts_[k].qs).retransmitted + nics_[f.dst]->qp(parts_[k].qd).retransmitted;
   }
   return n;
+}
+
+std::pair<uint32_t, uint32_t> FlowGenerator::part_sender(uint32_t k) const {
+  const FlowSpec& f = flows_[parts_[k].flow];
+  return f.op == Verb::kRead ? std::make_pair(f.dst, parts_[k].qd)
+                             : std::make_pair(f.src, parts_[k].qs);
+}
+
+std::pair<uint32_t, uint32_t> FlowGenerator::part_receiver(uint32_t k) const {
+  const FlowSpec& f = flows_[parts_[k].flow];
+  return f.op == Verb::kRead ? std::make_pair(f.src, parts_[k].qs)
+                             : std::make_pair(f.dst, parts_[k].qd);
+}
+
+int64_t FlowGenerator::delivered(uint32_t i) const {
+  const FlowSpec& f = flows_[i];
+  int64_t n = 0;
+  for (uint32_t k = first_part_[i]; k < first_part_[i] + num_parts(i); ++k) {
+    if (f.op == Verb::kRead) {
+      // READ responses land at the requester: the PSNs below una, in order.
+      const RdmaNic& nic = *nics_[f.src];
+      n += nic.qp(parts_[k].qs).bytes_below_una(nic.config().mtu);
+    } else {
+      n += nics_[f.dst]->qp(parts_[k].qd).rx_message_bytes;
+    }
+  }
+  return n;
+}
+
+FlowGenerator::CcCounts FlowGenerator::cc_counts(uint32_t i) const {
+  CcCounts c;
+  for (uint32_t k = first_part_[i]; k < first_part_[i] + num_parts(i); ++k) {
+    const auto [sh, sq] = part_sender(k);
+    const auto [rh, rq] = part_receiver(k);
+    const QueuePair& s = nics_[sh]->qp(sq);
+    const QueuePair& r = nics_[rh]->qp(rq);
+    c.cnps_received += s.cnps_received;
+    c.ecn_echo_acks += s.ecn_echo_received;
+    c.cnps_sent += r.cnps_sent;
+    c.ecn_marked += r.ecn_marked;
+    if (const CongestionControl* cc = nics_[sh]->congestion_control(sq))
+      c.rate_cuts += cc->decreases();
+  }
+  return c;
 }
 
 void FlowGenerator::on_send_completion(uint32_t host, const Completion& c) {

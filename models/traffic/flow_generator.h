@@ -23,10 +23,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "models/cc/cc_algorithm.h"
 #include "models/nic/rdma_nic.h"
 #include "sim/simulation.h"
 
@@ -42,6 +44,8 @@ struct FlowSpec {
   BitRate rate;       // pace the flow to this rate (shared by its QPs); 0: line rate
   uint32_t qps = 1;   // queue pairs the message is striped over (NCCL_IB_QPS_PER_CONNECTION)
   uint32_t item = 0;  // the scenario's traffic[item] this flow came from
+  // Congestion control of the flow's QPs (both ends); none if null.
+  std::shared_ptr<const CcConfig> cc;
   bool operator==(const FlowSpec&) const = default;
 };
 
@@ -91,6 +95,39 @@ class FlowGenerator : public Component, public CompletionHandler {
   // Packets flow i's QP pair sent again (requester retransmissions and
   // re-executed READ responses).
   uint64_t retransmissions(uint32_t i) const;
+  // Payload bytes of flow i delivered in order at the host its data goes to
+  // (the responder, or for a READ the requester), so far: each part's QP
+  // receives one message (contract 1), so its bytes received so far.
+  int64_t delivered(uint32_t i) const;
+  // Congestion notification of flow i, summed over its parts: CNPs and ECN
+  // echoes the QPs sending its data received, CNPs and CE-marked packets the
+  // QPs receiving it sent and got, and the senders' algorithms' cuts.
+  struct CcCounts {
+    uint64_t cnps_received = 0;
+    uint64_t cnps_sent = 0;
+    uint64_t ecn_marked = 0;
+    uint64_t ecn_echo_acks = 0;
+    uint64_t rate_cuts = 0;
+    CcCounts& operator+=(const CcCounts& o) {
+      cnps_received += o.cnps_received;
+      cnps_sent += o.cnps_sent;
+      ecn_marked += o.ecn_marked;
+      ecn_echo_acks += o.ecn_echo_acks;
+      rate_cuts += o.rate_cuts;
+      return *this;
+    }
+    CcCounts operator-(const CcCounts& o) const {
+      return {cnps_received - o.cnps_received, cnps_sent - o.cnps_sent, ecn_marked - o.ecn_marked,
+              ecn_echo_acks - o.ecn_echo_acks, rate_cuts - o.rate_cuts};
+    }
+  };
+  CcCounts cc_counts(uint32_t i) const;
+  // The (host, QPN) that sends part k's data and the one that receives it.
+  std::pair<uint32_t, uint32_t> part_sender(uint32_t k) const;
+  std::pair<uint32_t, uint32_t> part_receiver(uint32_t k) const;
+  // The parts of flow i: [first_part(i), first_part(i) + qps).
+  uint32_t first_part(uint32_t i) const { return first_part_[i]; }
+  uint32_t num_parts(uint32_t i) const { return std::max<uint32_t>(1, flows_[i].qps); }
   size_t completed() const;  // successfully
   size_t failed() const;
 

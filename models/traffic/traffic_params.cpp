@@ -1,5 +1,6 @@
 #include "models/traffic/traffic_params.h"
 
+#include "models/cc/cc_algorithm.h"
 #include "models/nic/work_request.h"
 #include "models/traffic/flow_size_cdf.h"
 #include "models/traffic/patterns.h"
@@ -56,6 +57,12 @@ void add_common(ParamTable& f, const char* size_doc) {
       .doc(
           "pace every flow of the item to this rate (its QPs share it): the NIC's per-QP rate "
           "limiter");
+  f.add_object("cc", cc_item_params())
+      .group("common")
+      .optional("fabric.cc")
+      .doc(
+          "congestion control of this item's flows, read over fabric.cc's (its keys not given "
+          "are fabric.cc's when the algorithm is the same)");
   f.add("qps", ParamKind::kInt)
       .group("common")
       .range(1, 256)

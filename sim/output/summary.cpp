@@ -64,6 +64,81 @@ FlowStats flow_stats(const RunResult& r) {
   return s;
 }
 
+// Jain's fairness index of `x`: (sum x)^2 / (n sum x^2); -1 if undefined
+// (no values, or all zero).
+double jain_index(const std::vector<double>& x) {
+  double sum = 0, sq = 0;
+  for (double v : x) {
+    sum += v;
+    sq += v * v;
+  }
+  return x.empty() || sq <= 0 ? -1.0 : sum * sum / (static_cast<double>(x.size()) * sq);
+}
+
+// A flow takes part in the window if it sent before the window's end and had
+// not completed by its start.
+bool active_in(const FlowResult& f, const RunResult::Window& w) {
+  return f.started && f.first_tx < w.end && (!f.done || f.finish > w.start);
+}
+
+json window_json(const Scenario& sc, const RunResult& r) {
+  const RunResult::Window& w = r.window;
+  const Time len = w.length();
+  json j = {{"given", w.given},
+            {"start_ps", w.start.in_ps()},
+            {"end_ps", w.end.in_ps()},
+            {"duration_ps", len.in_ps()}};
+  int64_t bytes = 0;
+  std::vector<double> goodputs;
+  for (const FlowResult& f : r.flows) {
+    bytes += f.window_bytes;
+    if (active_in(f, w)) goodputs.push_back(goodput_gbps(f.window_bytes, len));
+  }
+  j["payload_bytes"] = bytes;
+  j["goodput_gbps"] = goodput_gbps(bytes, len);
+  j["flows_active"] = goodputs.size();
+  const double jain = jain_index(goodputs);
+  if (jain >= 0) j["jain_fairness"] = jain;
+  j["pfc_frames_sent"] = w.pfc_frames_sent;
+  j["cnps_sent"] = w.cnps_sent;
+  j["cnps_received"] = w.cnps_received;
+  j["ecn_echo_acks"] = w.ecn_echo_acks;
+  j["rate_cuts"] = w.rate_cuts;
+  // The busiest link direction over the window.
+  const LinkResult* busiest = nullptr;
+  for (const LinkResult& l : r.links) {
+    if (busiest == nullptr || l.window_busy > busiest->window_busy) busiest = &l;
+  }
+  if (busiest != nullptr && len > Time::zero() && busiest->window_busy > Time::zero()) {
+    j["busiest_link"] = {{"from", sc.topology.node(busiest->from).name},
+                         {"to", sc.topology.node(busiest->to).name},
+                         {"utilisation", static_cast<double>(busiest->window_busy.in_ps()) /
+                                             static_cast<double>(len.in_ps())},
+                         {"payload_gbps", goodput_gbps(busiest->window_payload_bytes, len)}};
+  }
+  if (w.queue_averages) {
+    // The queue with the largest time-average length over the window, and
+    // the one with the largest peak (the first of equals, in table order).
+    const RunResult::QueueTotals *top = nullptr, *peak = nullptr;
+    for (const RunResult::QueueTotals& q : r.queue_totals) {
+      if (top == nullptr || q.window_mean_bytes > top->window_mean_bytes) top = &q;
+      if (peak == nullptr || q.window_peak_bytes > peak->window_peak_bytes) peak = &q;
+    }
+    auto where = [&](const RunResult::QueueTotals& q) {
+      return json{
+          {"node", sc.topology.node(q.node).name}, {"port", q.port}, {"priority", q.priority}};
+    };
+    json qj = {{"max_mean_bytes", top != nullptr ? top->window_mean_bytes : 0.0},
+               {"max_peak_bytes", peak != nullptr ? peak->window_peak_bytes : int64_t{0}}};
+    if (top != nullptr) {
+      qj.update(where(*top));
+      qj["peak_at"] = where(*peak);
+    }
+    j["queues"] = std::move(qj);
+  }
+  return j;
+}
+
 }  // namespace
 
 std::string summary_json(const Scenario& sc, const RunResult& r) {
@@ -85,6 +160,12 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
   j["drops"] = std::move(drops);
   j["pfc_frames_sent"] = r.pfc_frames_sent;
   j["ecn_marked"] = r.ecn_marked;
+  j["cc"] = {{"cnps_sent", r.cc.cnps_sent},
+             {"cnps_received", r.cc.cnps_received},
+             {"ecn_marked_received", r.cc.ecn_marked_received},
+             {"ecn_echo_acks_sent", r.cc.ecn_echo_acks_sent},
+             {"ecn_echo_acks_received", r.cc.ecn_echo_acks_received},
+             {"rate_cuts", r.cc.rate_cuts}};
   j["switch_buffer"] = {{"peak_bytes", r.switch_buffer_peak}, {"size_bytes", r.switch_buffer_size}};
   j["out_of_sequence"] = r.out_of_sequence;
   j["retransmissions"] = r.retransmissions;
@@ -126,6 +207,30 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
     by_item.push_back(std::move(e));
   }
   j["slowdown_by_item"] = std::move(by_item);
+  // Congestion notification per traffic item: its flows' counts, summed.
+  struct CcSum {
+    uint64_t cnps_received = 0, cnps_sent = 0, ecn_marked = 0, ecn_echo_acks = 0, rate_cuts = 0;
+  };
+  std::vector<CcSum> item_cc(sc.traffic_items);
+  for (const FlowResult& f : r.flows) {
+    CcSum& t = item_cc[f.item];
+    t.cnps_received += f.cnps_received;
+    t.cnps_sent += f.cnps_sent;
+    t.ecn_marked += f.ecn_marked;
+    t.ecn_echo_acks += f.ecn_echo_acks;
+    t.rate_cuts += f.rate_cuts;
+  }
+  json cc_by_item = json::array();
+  for (size_t i = 0; i < item_cc.size(); ++i) {
+    const CcSum& t = item_cc[i];
+    cc_by_item.push_back({{"item", i},
+                          {"cnps_received", t.cnps_received},
+                          {"cnps_sent", t.cnps_sent},
+                          {"ecn_marked", t.ecn_marked},
+                          {"ecn_echo_acks", t.ecn_echo_acks},
+                          {"rate_cuts", t.rate_cuts}});
+  }
+  j["cc_by_item"] = std::move(cc_by_item);
   json by_size = json::array();
   for (const SizeBucket& b : slow.by_size) {
     json e = stats_json(b.stats);
@@ -135,6 +240,7 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
     by_size.push_back(std::move(e));
   }
   j["slowdown_by_size"] = std::move(by_size);
+  j["window"] = window_json(sc, r);
 
   json per_flow = json::array();
   for (const FlowResult& f : r.flows) {
@@ -146,7 +252,14 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
               {"start_ps", f.start.in_ps()},
               {"done", f.done},
               {"item", f.item},
-              {"retransmissions", f.retransmissions}};
+              {"retransmissions", f.retransmissions},
+              {"cnps_received", f.cnps_received},
+              {"cnps_sent", f.cnps_sent},
+              {"ecn_marked", f.ecn_marked},
+              {"ecn_echo_acks", f.ecn_echo_acks},
+              {"rate_cuts", f.rate_cuts},
+              {"window_bytes", f.window_bytes},
+              {"window_goodput_gbps", goodput_gbps(f.window_bytes, r.window.length())}};
     if (!f.ideal_fct.is_infinite()) e["ideal_fct_ps"] = f.ideal_fct.in_ps();
     if (f.failed) e["error"] = f.error;
     if (!f.name.empty()) e["name"] = f.name;
@@ -216,8 +329,16 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
     out += fmt::format("; slowdown p50 {:.3g}, p99 {:.3g}", slow.p50, slow.p99);
   }
   out += "\n";
-  out += fmt::format("  drops: {}; PFC frames: {}; ECN marks: {}; peak switch buffer {:.1f} KB\n",
+  out += fmt::format("  drops: {}; PFC frames: {}; ECN marks: {}; peak switch buffer {:.1f} KB",
                      r.total_drops(), r.pfc_frames_sent, r.ecn_marked, r.switch_buffer_peak / 1e3);
+  if (r.cc.cnps_sent + r.cc.cnps_received > 0) {
+    out += fmt::format("; CNPs: {} sent, {} received", r.cc.cnps_sent, r.cc.cnps_received);
+  }
+  if (r.cc.ecn_echo_acks_received > 0) {
+    out += fmt::format("; ECN-echo ACKs: {}", r.cc.ecn_echo_acks_received);
+  }
+  if (r.cc.rate_cuts > 0) out += fmt::format("; rate cuts: {}", r.cc.rate_cuts);
+  out += "\n";
   return out;
 }
 

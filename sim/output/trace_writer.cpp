@@ -146,6 +146,8 @@ struct QueueTotalsRow {
   int64_t peak_bytes;
   uint64_t drop_headroom, drop_buffer, drop_egress_limit, drop_watchdog;
   uint64_t watchdog_triggers;
+  double window_mean_bytes;   // time-average within the window; -1 if not computed
+  int64_t window_peak_bytes;  // peak within the window; -1 if not computed
 };
 
 struct PathRow {
@@ -173,6 +175,22 @@ struct FlowRow {
   uint32_t item;             // the traffic[item] it came from
   int64_t ideal_fct;         // ps: its FCT alone on the idle fabric (closed form)
   double slowdown;           // fct / ideal_fct; -1 if not done
+  uint64_t cnps_received;    // by the QPs sending its data
+  uint64_t cnps_sent;        // by the QPs receiving it
+  uint64_t ecn_marked;       // CE-marked packets the receiving QPs got
+  uint64_t ecn_echo_acks;    // ACKs with an ECN echo the sending QPs got
+  uint64_t rate_cuts;        // the sending QPs' algorithms' cuts
+  int64_t window_bytes;      // payload delivered within the measurement window
+};
+
+struct CcRow {
+  int64_t time;
+  uint32_t flow, part;
+  uint32_t node, qpn;  // the QP: its host's node id and its QPN
+  uint8_t sender;      // 1: it sends the flow's data
+  double rate_bps, target_bps, alpha;
+  int64_t window;
+  uint32_t changes;
 };
 
 struct LinkRow {
@@ -182,6 +200,8 @@ struct LinkRow {
   uint8_t failed;
   uint64_t frames, data_frames;
   int64_t wire_bytes, payload_bytes, busy_ps;
+  uint64_t window_frames;  // within the measurement window
+  int64_t window_wire_bytes, window_payload_bytes, window_busy_ps;
 };
 
 void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
@@ -199,6 +219,8 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   string_attribute(file, "status", to_string(r.status));
   int_attribute(file, "seed", static_cast<int64_t>(sc.seed));
   int_attribute(file, "sim_time_ps", r.sim_time.in_ps());
+  int_attribute(file, "window_start_ps", r.window.start.in_ps());
+  int_attribute(file, "window_end_ps", r.window.end.in_ps());
 
   {
     Id meta(H5Gcreate2(file, "meta", H5P_DEFAULT, gcpl, H5P_DEFAULT), H5Gclose, "/meta");
@@ -253,6 +275,12 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       row.item = f.item;
       row.ideal_fct = f.ideal_fct.is_infinite() ? -1 : f.ideal_fct.in_ps();
       row.slowdown = f.done && row.ideal_fct > 0 ? f.slowdown() : -1.0;
+      row.cnps_received = f.cnps_received;
+      row.cnps_sent = f.cnps_sent;
+      row.ecn_marked = f.ecn_marked;
+      row.ecn_echo_acks = f.ecn_echo_acks;
+      row.rate_cuts = f.rate_cuts;
+      row.window_bytes = f.window_bytes;
     }
     Table<FlowRow> t;
     RDMASIM_FIELD(t, FlowRow, id, H5T_NATIVE_UINT32);
@@ -271,6 +299,12 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     RDMASIM_FIELD(t, FlowRow, item, H5T_NATIVE_UINT32);
     RDMASIM_FIELD(t, FlowRow, ideal_fct, H5T_NATIVE_INT64);
     RDMASIM_FIELD(t, FlowRow, slowdown, H5T_NATIVE_DOUBLE);
+    RDMASIM_FIELD(t, FlowRow, cnps_received, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, FlowRow, cnps_sent, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, FlowRow, ecn_marked, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, FlowRow, ecn_echo_acks, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, FlowRow, rate_cuts, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, FlowRow, window_bytes, H5T_NATIVE_INT64);
     t.write(file, "flows", rows, dcpl);
   }
 
@@ -293,6 +327,10 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       row.wire_bytes = l.wire_bytes;
       row.payload_bytes = l.payload_bytes;
       row.busy_ps = l.busy.in_ps();
+      row.window_frames = l.window_frames;
+      row.window_wire_bytes = l.window_wire_bytes;
+      row.window_payload_bytes = l.window_payload_bytes;
+      row.window_busy_ps = l.window_busy.in_ps();
     }
     Table<LinkRow> t;
     RDMASIM_FIELD(t, LinkRow, link, H5T_NATIVE_UINT32);
@@ -308,6 +346,10 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     RDMASIM_FIELD(t, LinkRow, wire_bytes, H5T_NATIVE_INT64);
     RDMASIM_FIELD(t, LinkRow, payload_bytes, H5T_NATIVE_INT64);
     RDMASIM_FIELD(t, LinkRow, busy_ps, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, LinkRow, window_frames, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, LinkRow, window_wire_bytes, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, LinkRow, window_payload_bytes, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, LinkRow, window_busy_ps, H5T_NATIVE_INT64);
     t.write(file, "links", rows, dcpl);
   }
 
@@ -400,7 +442,9 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
                                drops(DropReason::kBuffer),
                                drops(DropReason::kEgressLimit),
                                drops(DropReason::kWatchdog),
-                               c.watchdog_triggers};
+                               c.watchdog_triggers,
+                               q.window_mean_bytes,
+                               q.window_peak_bytes};
     }
     Table<QueueTotalsRow> t;
     RDMASIM_FIELD(t, QueueTotalsRow, node, H5T_NATIVE_UINT32);
@@ -414,7 +458,43 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     RDMASIM_FIELD(t, QueueTotalsRow, drop_egress_limit, H5T_NATIVE_UINT64);
     RDMASIM_FIELD(t, QueueTotalsRow, drop_watchdog, H5T_NATIVE_UINT64);
     RDMASIM_FIELD(t, QueueTotalsRow, watchdog_triggers, H5T_NATIVE_UINT64);
+    RDMASIM_FIELD(t, QueueTotalsRow, window_mean_bytes, H5T_NATIVE_DOUBLE);
+    RDMASIM_FIELD(t, QueueTotalsRow, window_peak_bytes, H5T_NATIVE_INT64);
     t.write(file, "queue_totals", rows, dcpl);
+  }
+
+  if (!sc.output.cc_interval.is_infinite()) {
+    auto rows = zeroed<CcRow>(r.cc_samples.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const CcSampleResult& c = r.cc_samples[i];
+      CcRow& row = rows[i];
+      row.time = c.time.in_ps();
+      row.flow = c.flow;
+      row.part = c.part;
+      row.node = topo.hosts()[c.host];
+      row.qpn = c.qpn;
+      row.sender = c.sender ? 1 : 0;
+      row.rate_bps = c.state.rate_bps;
+      row.target_bps = c.state.target_bps;
+      row.alpha = c.state.alpha;
+      row.window = c.state.window;
+      row.changes = c.changes;
+    }
+    Table<CcRow> t;
+    RDMASIM_FIELD(t, CcRow, time, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, CcRow, flow, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, CcRow, part, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, CcRow, node, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, CcRow, qpn, H5T_NATIVE_UINT32);
+    RDMASIM_FIELD(t, CcRow, sender, H5T_NATIVE_UINT8);
+    RDMASIM_FIELD(t, CcRow, rate_bps, H5T_NATIVE_DOUBLE);
+    RDMASIM_FIELD(t, CcRow, target_bps, H5T_NATIVE_DOUBLE);
+    RDMASIM_FIELD(t, CcRow, alpha, H5T_NATIVE_DOUBLE);
+    RDMASIM_FIELD(t, CcRow, window, H5T_NATIVE_INT64);
+    RDMASIM_FIELD(t, CcRow, changes, H5T_NATIVE_UINT32);
+    t.write(file, "cc_samples", rows, dcpl);
+    Id ds(H5Dopen2(file, "cc_samples", H5P_DEFAULT), H5Dclose, "/cc_samples");
+    int_attribute(ds, "interval_ps", sc.output.cc_interval.in_ps());
   }
 
   if (sc.output.flow_paths) {

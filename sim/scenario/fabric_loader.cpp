@@ -62,6 +62,18 @@ void read_switch(JsonReader r, SwitchConfig& s) {
     ecn.read(s);
     if (s.ecn.kmax < s.ecn.kmin)
       ecn.fail("kmax", to_string(s.ecn.kmax) + " is below kmin", "kmax >= kmin");
+    for (JsonReader& e : ecn.objects("by_rate")) {
+      EcnConfig::ByRate b;
+      e.read(b);
+      if (b.kmax < b.kmin) e.fail("kmax", to_string(b.kmax) + " is below kmin", "kmax >= kmin");
+      for (const EcnConfig::ByRate& other : s.ecn.by_rate) {
+        if (other.rate == b.rate) {
+          e.fail("rate", to_string(b.rate) + " is listed twice", "one entry per rate");
+        }
+      }
+      e.finish();
+      s.ecn.by_rate.push_back(b);
+    }
     ecn.finish();
   }
   for (const char* key : {"ecmp", "deadlock_detection"}) {
@@ -93,6 +105,7 @@ void read_fabric(JsonReader r, FabricConfig& f) {
   }
   read_nic(r.object("nic"), f.nic);
   read_switch(r.object("switch"), f.sw);
+  f.cc = read_cc(r.object("cc"), nullptr);
   f.sw.max_frame = f.ethernet_mtu;
   if (f.sw.trust == Trust::kPcp && !f.vlan) {
     throw ScenarioError(

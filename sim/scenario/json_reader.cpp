@@ -449,7 +449,12 @@ std::optional<Time> JsonReader::optional_time(const std::string& key) {
   return std::get<Time>(v);
 }
 
-void JsonReader::read_bound(const std::type_info& type, void* cfg) {
+int64_t JsonReader::choice_value(const std::string& key, int64_t computed) {
+  const ParamValue c(computed);
+  return std::get<int64_t>(value(key, &c));
+}
+
+void JsonReader::read_bound(const std::type_info& type, void* cfg, bool inherit) {
   for (size_t i = 0; i < entries_.size(); ++i) {
     const Entry e = entries_[i];  // kind() may append
     // Unbound presets are read in their place: they set the defaults of
@@ -462,6 +467,15 @@ void JsonReader::read_bound(const std::type_info& type, void* cfg) {
     if (!applies(e.param->key)) {
       read_.insert(e.param->key);
       if (has(e.param->key)) fail(e.param->key, why_not(*e.param), "no " + e.param->key);
+      continue;
+    }
+    const bool preset_set = std::any_of(preset_.begin(), preset_.end(),
+                                        [&](const auto& x) { return x.first == e.param->key; });
+    if (inherit && e.param->bound() && !has(e.param->key) && !preset_set) {
+      // Read over another setting: keep what the struct holds.
+      const ParamValue v = e.param->get(cfg);
+      read_.insert(e.param->key);
+      set_resolved(e.param->key, to_json(*e.param, v));
       continue;
     }
     const ParamValue v = value(e.param->key);

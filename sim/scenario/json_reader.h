@@ -69,6 +69,10 @@ class JsonReader {
   E choice(const std::string& key) {
     return static_cast<E>(std::get<int64_t>(value(key)));
   }
+  // A choice's value (its default the table's, or, for a computed default,
+  // the one the loader passes).
+  int64_t integer_choice(const std::string& key) { return std::get<int64_t>(value(key)); }
+  int64_t choice_value(const std::string& key, int64_t computed);
   // An optional param (ParamDefault::kOptional): nothing when absent.
   std::optional<Time> optional_time(const std::string& key);
   // Whether `key` applies here (its conditions hold).
@@ -77,7 +81,14 @@ class JsonReader {
   // Every bound param of type C, in table order (kind's after the base's).
   template <class C>
   void read(C& cfg) {
-    read_bound(typeid(C), &cfg);
+    read_bound(typeid(C), &cfg, false);
+  }
+  // The same into a struct of the given type (an algorithm's config, known
+  // to the loader only through its table). With `inherit`, an absent key
+  // keeps the struct's current value (and resolves to it) instead of taking
+  // the table's default: a setting read over another.
+  void read_into(const std::type_info& type, void* cfg, bool inherit) {
+    read_bound(type, cfg, inherit);
   }
 
   // Kinds: reads the discriminator and selects its variant; returns the
@@ -118,7 +129,7 @@ class JsonReader {
   ParamValue value(const std::string& key, const ParamValue* computed = nullptr,
                    const Param* narrowed = nullptr);
   ParamValue parse(const Param& p, const nlohmann::json& v, const std::string& path) const;
-  void read_bound(const std::type_info& type, void* cfg);
+  void read_bound(const std::type_info& type, void* cfg, bool inherit);
   const nlohmann::json* get(const std::string& key);
   bool holds(const ParamCondition& c) const;
   std::string why_not(const Param& p) const;

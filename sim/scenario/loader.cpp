@@ -119,7 +119,7 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
   {
     std::vector<JsonReader> items = top.objects("traffic");
     sc.traffic_items = static_cast<uint32_t>(items.size());
-    read_traffic(std::move(items), sc.topology, sc.seed, sc.flows);
+    read_traffic(std::move(items), sc.topology, sc.seed, sc.fabric.cc, sc.flows);
   }
   read_faults(top.objects("faults"), sc.topology, sc.faults);
 
@@ -133,6 +133,19 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
     if (!options.output_dir.empty()) sc.output.dir = options.output_dir;
     out.read(sc.output);
     read_size_buckets(out, sc.output.size_buckets);
+    {
+      JsonReader w = out.object("window");
+      sc.output.window_start = w.optional_time("start");
+      sc.output.window_end = w.optional_time("end");
+      if (sc.output.window_start && sc.output.window_end &&
+          *sc.output.window_end <= *sc.output.window_start) {
+        w.fail("end",
+               show(json(to_string(*sc.output.window_end))) + " is not after start " +
+                   show(json(to_string(*sc.output.window_start))),
+               "an end later than the start");
+      }
+      w.finish();
+    }
     out.finish();
   }
   {

@@ -19,9 +19,15 @@ void read_fabric(JsonReader r, FabricConfig& f);
 void read_nic(JsonReader r, NicConfig& nic);
 
 // Reads `traffic` into flows (traffic_loader.cpp). Random patterns draw from
-// streams keyed by `seed` and the item's position.
+// streams keyed by `seed` and the item's position. Flows get `fabric_cc`
+// unless their item has a `cc` of its own.
 void read_traffic(std::vector<JsonReader> items, const Topology& t, uint64_t seed,
-                  std::vector<FlowSpec>& flows);
+                  const std::shared_ptr<const CcConfig>& fabric_cc, std::vector<FlowSpec>& flows);
+
+// Reads `fabric.cc` or `traffic[i].cc` (cc_loader.cpp): null for "none". An
+// item's setting starts from `inherit` (the fabric's) when it names the same
+// algorithm.
+std::shared_ptr<const CcConfig> read_cc(JsonReader r, const CcConfig* inherit);
 
 // Reads `faults` (fault_loader.cpp).
 void read_faults(std::vector<JsonReader> items, const Topology& t, std::vector<FaultSpec>& faults);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/cc/congestion_control.h"
 #include "models/nic/queue_pair.h"
 #include "models/switch/deadlock_detector.h"
 #include "models/switch/queue_sampler.h"
@@ -48,6 +49,17 @@ struct FlowResult {
   uint32_t item = 0;             // the traffic[item] it came from
   // Its FCT alone on the idle fabric, in closed form (sim/scenario/ideal_fct.h).
   Time ideal_fct;
+  // Congestion notification, over its parts (FlowGenerator::CcCounts): CNPs
+  // the QPs sending its data received and those receiving it sent, CE-marked
+  // packets the receivers got, ECN-echo ACKs the senders got, their cuts.
+  uint64_t cnps_received = 0;
+  uint64_t cnps_sent = 0;
+  uint64_t ecn_marked = 0;
+  uint64_t ecn_echo_acks = 0;
+  uint64_t rate_cuts = 0;
+  // Payload delivered in order at the data's receiver within the
+  // measurement window (RunResult::window).
+  int64_t window_bytes = 0;
   Time fct() const { return finish - first_tx; }
   // FCT / ideal FCT, for a completed flow.
   double slowdown() const {
@@ -65,6 +77,25 @@ struct LinkResult {
   int64_t wire_bytes = 0;
   int64_t payload_bytes = 0;
   Time busy;
+  // The same within the measurement window (frames counted whole when
+  // their serialisation starts).
+  uint64_t window_frames = 0;
+  int64_t window_wire_bytes = 0;
+  int64_t window_payload_bytes = 0;
+  Time window_busy;
+};
+
+// One row of /cc_samples (models/cc/cc_sampler.h): a QP's congestion-control
+// state at `time`.
+struct CcSampleResult {
+  Time time;
+  uint32_t flow = 0;
+  uint32_t part = 0;  // the flow's part (QP pair), 0 .. qps-1
+  uint32_t host = 0;  // host index of the QP's NIC
+  uint32_t qpn = 0;
+  bool sender = false;  // the QP sends the flow's data
+  CcState state;
+  uint32_t changes = 0;
 };
 
 struct WallClock {
@@ -102,7 +133,36 @@ struct RunResult {
   }
   uint64_t pfc_frames_sent = 0;  // by switches (pause and resume)
   uint64_t ecn_marked = 0;
-  int64_t switch_buffer_peak = 0;  // the most any one switch held at once
+  // Congestion notification at the NICs (NicCounters, summed) and the cuts
+  // of every QP's algorithm.
+  struct CcTotals {
+    uint64_t cnps_sent = 0;
+    uint64_t cnps_received = 0;
+    uint64_t ecn_marked_received = 0;
+    uint64_t ecn_echo_acks_sent = 0;
+    uint64_t ecn_echo_acks_received = 0;
+    uint64_t rate_cuts = 0;
+  } cc;
+  // The measurement window as it applied (docs/scenario.md): (start, end],
+  // end clipped to the end of the run; empty (end <= start) if the run
+  // ended before its start.
+  struct Window {
+    Time start;
+    Time end;
+    bool given = false;           // output.window had a start or an end
+    bool queue_averages = false;  // QueueTotals::window_mean_bytes computed
+    uint64_t pfc_frames_sent = 0;
+    // Congestion notification within it, summed over the flows (FlowResult's
+    // counts): CNPs the senders received, CNPs the receivers sent, ECN-echo
+    // ACKs the senders received, the senders' cuts.
+    uint64_t cnps_received = 0;
+    uint64_t cnps_sent = 0;
+    uint64_t ecn_echo_acks = 0;
+    uint64_t rate_cuts = 0;
+    Time length() const { return end > start ? end - start : Time::zero(); }
+  } window;
+  std::vector<CcSampleResult> cc_samples;  // if output.cc_interval: time order
+  int64_t switch_buffer_peak = 0;          // the most any one switch held at once
   int64_t switch_buffer_size = 0;
   std::vector<FlowResult> flows;
   std::vector<LinkResult> links;  // one per direction, in topology link order (a->b, b->a)
@@ -115,6 +175,8 @@ struct RunResult {
     uint32_t node, port;
     uint8_t priority;
     QueueCounters counters;
+    double window_mean_bytes = -1;   // time-average length in the window; -1: not computed
+    int64_t window_peak_bytes = -1;  // its peak in the window; -1: not computed
   };
   std::vector<QueueTotals> queue_totals;
   std::vector<LinkSample> link_samples;  // link index as in `links`

@@ -7,14 +7,17 @@
 #include <map>
 #include <stdexcept>
 
+#include "models/cc/cc_sampler.h"
 #include "models/nic/rdma_nic.h"
 #include "models/switch/deadlock_detector.h"
+#include "models/switch/queue_average.h"
 #include "models/switch/queue_sampler.h"
 #include "models/switch/switch.h"
 #include "models/traffic/flow_generator.h"
 #include "sim/cable.h"
 #include "sim/scenario/fault_injector.h"
 #include "sim/scenario/ideal_fct.h"
+#include "sim/scenario/window_recorder.h"
 #include "topologies/partition.h"
 
 namespace rdmasim {
@@ -186,6 +189,53 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
           [&to = drop_events[s->ctx().index()]](const DropEvent& e) { to.push_back(e); });
     }
   }
+  // Congestion-control samples (output.cc_interval): one sampler per QP
+  // whose algorithm reports a state, written only from its NIC's events
+  // (models/cc/cc_sampler.h), so partitions need no merging but a sort.
+  struct SampledQp {
+    uint32_t flow, part, host, qpn;
+    bool sender;
+    CcSampler sampler;
+  };
+  std::vector<SampledQp> sampled;
+  if (!sc.output.cc_interval.is_infinite()) {
+    for (uint32_t i = 0; i < sc.flows.size(); ++i) {
+      for (uint32_t k = 0; k < traffic.num_parts(i); ++k) {
+        const uint32_t part = traffic.first_part(i) + k;
+        auto add = [&](std::pair<uint32_t, uint32_t> qp, bool sender) {
+          if (nics[qp.first]->congestion_control(qp.second) == nullptr) return;
+          sampled.push_back(
+              SampledQp{i, k, qp.first, qp.second, sender, CcSampler(sc.output.cc_interval)});
+        };
+        add(traffic.part_sender(part), true);
+        add(traffic.part_receiver(part), false);
+      }
+    }
+    for (SampledQp& q : sampled) {
+      nics[q.host]->congestion_control(q.qpn)->observe(
+          [&sampler = q.sampler](const CcState& st) { sampler.change(st); });
+    }
+  }
+  // The measurement window (output.window): its snapshots, and the switches'
+  // exact queue averages over it (egress hooks, only when asked for).
+  WindowRecorder* window = nullptr;
+  std::vector<std::unique_ptr<QueueAverage>> averages;
+  if (sc.output.window_given()) {
+    std::vector<const Link*> links;
+    for (const Cable& c : cables) {
+      links.push_back(c.a_to_b);
+      links.push_back(c.b_to_a);
+    }
+    window = &sim.add<WindowRecorder>("window", traffic, std::move(links), const_switches,
+                                      sc.output.window_start, sc.output.window_end);
+    sim.set_observer(*window);
+    for (Switch* s : switches) {
+      averages.push_back(std::make_unique<QueueAverage>(
+          s->num_ports(), sc.output.window_start.value_or(Time::zero()),
+          sc.output.window_end.value_or(Time::infinite())));
+      s->add_egress_hook(*averages.back(), 0xFF);
+    }
+  }
   if (options.progress) {
     int64_t total = 0;
     for (const FlowSpec& f : sc.flows) total += f.bytes;
@@ -256,9 +306,52 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   }
   r.switch_buffer_size = sc.fabric.sw.buffer.count();
   for (const RdmaNic* n : nics) {
-    r.out_of_sequence += n->counters().out_of_sequence;
-    r.retransmissions += n->counters().retransmitted_packets;
-    r.qp_errors += n->counters().qp_errors;
+    const NicCounters& c = n->counters();
+    r.out_of_sequence += c.out_of_sequence;
+    r.retransmissions += c.retransmitted_packets;
+    r.qp_errors += c.qp_errors;
+    r.cc.cnps_sent += c.cnps_sent;
+    r.cc.cnps_received += c.cnps_received;
+    r.cc.ecn_marked_received += c.ecn_marked_received;
+    r.cc.ecn_echo_acks_sent += c.ecn_echo_acks_sent;
+    r.cc.ecn_echo_acks_received += c.ecn_echo_acks_received;
+    for (uint32_t q = 0; q < n->num_qps(); ++q) {
+      if (const CongestionControl* cc = n->congestion_control(RdmaNic::kFirstQpn + q))
+        r.cc.rate_cuts += cc->decreases();
+    }
+  }
+
+  // The measurement window: (start, end], clipped to the run. Its counters
+  // at the start are zero without a start, missing if the run ended first
+  // (an empty window); at the end, the final ones unless the run went on.
+  std::optional<WindowCounters> w_start, w_end;
+  {
+    RunResult::Window& w = r.window;
+    w.given = sc.output.window_given();
+    w.start = sc.output.window_start.value_or(Time::zero());
+    w.end = std::min(sc.output.window_end.value_or(Time::infinite()), r.sim_time);
+    if (window != nullptr) {
+      w_end = window->at_end() ? *window->at_end() : window->take();
+      if (sc.output.window_start) w_start = window->at_start();
+    }
+    if (!sc.output.window_start) {
+      w_start = WindowCounters{};  // before the first event: nothing yet
+      w_start->delivered.assign(sc.flows.size(), 0);
+      w_start->links.assign(2 * cables.size(), LinkCounters{});
+    }
+    if (!w_start) w.end = w.start;  // the run ended before the window began
+    if (w_start && w_end) w.pfc_frames_sent = w_end->pfc_frames_sent - w_start->pfc_frames_sent;
+    if (w_start && !w_end) w.pfc_frames_sent = r.pfc_frames_sent;
+    w.queue_averages = !averages.empty();
+    if (w.queue_averages) {
+      std::vector<size_t> average_of(topo.nodes().size(), 0);  // node id -> switch index
+      for (size_t k = 0; k < switches.size(); ++k) average_of[switches[k]->id()] = k;
+      for (RunResult::QueueTotals& q : r.queue_totals) {
+        const QueueAverage& a = *averages[average_of[q.node]];
+        q.window_mean_bytes = w_start ? a.mean_bytes(q.port, q.priority, w.end) : 0.0;
+        q.window_peak_bytes = w_start ? a.peak_bytes(q.port, q.priority, w.end) : 0;
+      }
+    }
   }
 
   for (size_t i = 0; i < cables.size(); ++i) {
@@ -277,6 +370,17 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
       lr.wire_bytes = c.wire_bytes;
       lr.payload_bytes = c.payload_bytes;
       lr.busy = c.busy;
+      if (w_start) {
+        // The window's counters: all of them without a window, else the
+        // difference of the snapshots.
+        const size_t row = 2 * i + static_cast<size_t>(dir);
+        const LinkCounters& a = w_start->links[row];
+        const LinkCounters& b = w_end ? w_end->links[row] : c;
+        lr.window_frames = b.frames - a.frames;
+        lr.window_wire_bytes = b.wire_bytes - a.wire_bytes;
+        lr.window_payload_bytes = b.payload_bytes - a.payload_bytes;
+        lr.window_busy = b.busy - a.busy;
+      }
       r.packet_hops += c.frames;
       r.link_lost_down += c.lost_down;
       r.link_corrupted += c.corrupted;
@@ -318,8 +422,46 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     fr.path = std::move(paths[i]);
     fr.item = f.item;
     fr.ideal_fct = ideal.of(f, traffic.part_qps(i));
+    const FlowGenerator::CcCounts cc = traffic.cc_counts(i);
+    fr.cnps_received = cc.cnps_received;
+    fr.cnps_sent = cc.cnps_sent;
+    fr.ecn_marked = cc.ecn_marked;
+    fr.ecn_echo_acks = cc.ecn_echo_acks;
+    fr.rate_cuts = cc.rate_cuts;
+    if (w_start) {
+      fr.window_bytes =
+          (w_end ? w_end->delivered[i] : traffic.delivered(i)) - w_start->delivered[i];
+    }
     r.flows.push_back(std::move(fr));
   }
+  if (w_start) {
+    // The window's congestion notification: the difference of the
+    // snapshots, or without an end snapshot the final counts.
+    FlowGenerator::CcCounts last;
+    if (w_end) {
+      last = w_end->cc;
+    } else {
+      for (uint32_t i = 0; i < sc.flows.size(); ++i) last += traffic.cc_counts(i);
+    }
+    const FlowGenerator::CcCounts d = last - w_start->cc;
+    r.window.cnps_received = d.cnps_received;
+    r.window.cnps_sent = d.cnps_sent;
+    r.window.ecn_echo_acks = d.ecn_echo_acks;
+    r.window.rate_cuts = d.rate_cuts;
+  }
+
+  // Congestion-control samples, in time order; at one time by flow, part,
+  // sender first, then as recorded.
+  for (SampledQp& q : sampled) {
+    q.sampler.finish(r.sim_time);
+    for (const CcSampleRow& row : q.sampler.rows()) {
+      r.cc_samples.push_back(CcSampleResult{row.time, q.flow, q.part, q.host, q.qpn, q.sender,
+                                            row.state, row.changes});
+    }
+  }
+  std::stable_sort(
+      r.cc_samples.begin(), r.cc_samples.end(),
+      [](const CcSampleResult& a, const CcSampleResult& b) { return a.time < b.time; });
 
   r.wall.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "models/cc/cc_algorithm.h"
 #include "models/nic/nic_config.h"
 #include "models/proto/roce_v2.h"
 #include "models/switch/switch_config.h"
@@ -27,6 +30,9 @@ struct FabricConfig {
   LinkSpec link;
   NicConfig nic;
   SwitchConfig sw;
+  // Congestion control of every flow's QPs unless its traffic item has its
+  // own (`fabric.cc`); none if null.
+  std::shared_ptr<const CcConfig> cc;
 };
 
 struct OutputConfig {
@@ -39,6 +45,14 @@ struct OutputConfig {
   bool flow_paths = true;  // record the links each flow's data took
   // Rising edges of the summary's slowdown size buckets (docs/scenario.md).
   std::vector<Bytes> size_buckets = {Bytes::kb(10), Bytes::kb(100), Bytes::mb(1)};
+  // Sample every QP's congestion-control state, decimated to this interval
+  // (0: every change); infinite: off (models/cc/cc_sampler.h).
+  Time cc_interval = Time::infinite();
+  // The measurement window (docs/scenario.md): statistics over (start, end].
+  // Either given turns on the switches' exact queue averages.
+  std::optional<Time> window_start;  // absent: from before the first event
+  std::optional<Time> window_end;    // absent: to the end of the run
+  bool window_given() const { return window_start.has_value() || window_end.has_value(); }
 };
 
 enum class FaultKind : uint8_t { kLinkDown, kNodeDown, kBitErrors, kPfcStorm };

@@ -1,5 +1,6 @@
 #include "sim/scenario/scenario_params.h"
 
+#include "models/cc/cc_algorithm.h"
 #include "models/nic/nic_params.h"
 #include "models/switch/switch_params.h"
 #include "models/traffic/traffic_params.h"
@@ -103,6 +104,25 @@ const Fields<FabricConfig>& fabric_params() {
     f.add_object("link", fabric_link_params()).doc("the default cable");
     f.add_object("nic", nic_params()).doc("the NIC model (docs/nic.md)");
     f.add_object("switch", switch_params()).doc("the switch model (docs/switch.md)");
+    f.add_object("cc", cc_params())
+        .doc("congestion control of every QP (docs/congestion-control.md)");
+    return f;
+  }();
+  return t;
+}
+
+const ParamTable& window_params() {
+  static const ParamTable t = [] {
+    ParamTable f("output.window", "the measurement window of steady-state statistics");
+    f.add("start", ParamKind::kTime)
+        .optional("the start of the run")
+        .doc(
+            "the window's start: what happens after it counts (what happens at this very "
+            "picosecond does not)");
+    f.add("end", ParamKind::kTime)
+        .min(Time::ps(1))
+        .optional("the end of the run")
+        .doc("the window's end, after `start`: what happens up to it, this picosecond included");
     return f;
   }();
   return t;
@@ -148,6 +168,17 @@ const Fields<OutputConfig>& output_params() {
             "edges of the size buckets of `summary.json`'s `slowdown_by_size`: a flow of s bytes "
             "is in the bucket of the edges e_i <= s < e_(i+1), below the first edge in the "
             "first, at or above the last in the last; `[]`: one bucket");
+    f.time("cc_interval", &O::cc_interval, Time::zero())
+        .optional("off")
+        .doc(
+            "record every QP's congestion-control state (DCQCN: RC, RT, alpha) when it changes, "
+            "at most one row per QP per this interval (`/cc_samples`: the first change, the "
+            "state at the end of each interval with a change, the last; `\"0s\"`: every change)");
+    f.add_object("window", window_params())
+        .doc(
+            "the measurement window: per-flow bytes and goodput, link, PFC and queue statistics "
+            "over it (docs/scenario.md, \"Measurement window\"); giving `start` or `end` also "
+            "turns on exact queue time-averages");
     return f;
   }();
   return t;

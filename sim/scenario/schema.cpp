@@ -132,8 +132,11 @@ json conditions_schema(const Param& p, const std::vector<const Param*>& keys) {
         json values = json::array();
         for (const std::string& v : c.values) values.push_back(condition_value(key, v));
         json given = {{"required", {c.key}}, {"properties", {{c.key, {{"enum", values}}}}}};
-        // An absent key takes its default, which may be one of the values.
-        bool default_matches = false;
+        // An absent key takes its default, which may be one of the values;
+        // one the loader computes or takes from elsewhere (traffic[i].cc's
+        // algorithm is fabric.cc's) may be any of them.
+        bool default_matches = key != nullptr && (key->def_kind == ParamDefault::kComputed ||
+                                                  key->def_kind == ParamDefault::kFrom);
         if (key != nullptr && key->def_kind == ParamDefault::kValue) {
           const json d = to_json(*key, key->def);
           for (const json& v : values) default_matches = default_matches || v == d;

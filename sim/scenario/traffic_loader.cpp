@@ -324,10 +324,13 @@ std::vector<FlowSpec> read_background(JsonReader& r, const Topology& t, const st
 }  // namespace
 
 void read_traffic(std::vector<JsonReader> items, const Topology& t, uint64_t seed,
-                  std::vector<FlowSpec>& flows) {
+                  const std::shared_ptr<const CcConfig>& fabric_cc, std::vector<FlowSpec>& flows) {
   for (size_t i = 0; i < items.size(); ++i) {
     JsonReader& r = items[i];
     const auto kind = r.kind_as<TrafficKind>();
+    // The item's own congestion control, read over the fabric's.
+    const std::shared_ptr<const CcConfig> cc =
+        r.has("cc") ? read_cc(r.object("cc"), fabric_cc.get()) : fabric_cc;
     // Flows of item i are named "<kind>[i].<suffix>" unless it has a name,
     // and draw from their own stream, keyed by the item's position.
     const std::string name = r.kind_name() + "[" + std::to_string(i) + "]";
@@ -350,7 +353,10 @@ void read_traffic(std::vector<JsonReader> items, const Topology& t, uint64_t see
         made = read_background(r, t, name, rng);
         break;
     }
-    for (FlowSpec& f : made) f.item = static_cast<uint32_t>(i);
+    for (FlowSpec& f : made) {
+      f.item = static_cast<uint32_t>(i);
+      f.cc = cc;
+    }
     flows.insert(flows.end(), std::make_move_iterator(made.begin()),
                  std::make_move_iterator(made.end()));
   }

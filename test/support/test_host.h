@@ -59,7 +59,9 @@ class TestHost : public Node {
     ++next_;
     return p;
   }
-  bool backlogged(uint32_t) const override { return next_ < sends_.size(); }
+  Time next_pull(uint32_t, Time frame_end) const override {
+    return next_ < sends_.size() ? frame_end : Time::infinite();
+  }
   void receive(uint32_t, PacketHandle p) override {
     if (p->kind == PacketKind::kPfc) return;
     Received r{ctx().now(), *p, p->ext_used != 0, {}};

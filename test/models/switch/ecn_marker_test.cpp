@@ -101,3 +101,25 @@ TEST_CASE("ECN marking is only on the configured priorities", "[quick][switch][e
   for (const testing::TestHost::Received& r : s.b->received()) CHECK(r.packet.ecn == 2);
   CHECK(s.sw->counters().ecn_marked == 0);
 }
+
+TEST_CASE("ECN thresholds keyed by link rate: each port gets its rate's entry",
+          "[quick][switch][ecn]") {
+  EcnConfig e;
+  e.kmin = Bytes::kb(5);
+  e.kmax = Bytes::kb(200);
+  e.pmax = 0.01;
+  e.by_rate.push_back({BitRate::gbps(100), Bytes::kb(400), Bytes::kb(1600), 0.2});
+  e.by_rate.push_back({BitRate::gbps(400), Bytes::kb(1600), Bytes::kb(6400), 0.2});
+  const RedThresholds r100 = EcnMarker::red_for(e, BitRate::gbps(100));
+  CHECK(r100.kmin == 400'000);
+  CHECK(r100.kmax == 1'600'000);
+  CHECK(r100.pmax == 0.2);
+  const RedThresholds r400 = EcnMarker::red_for(e, BitRate::gbps(400));
+  CHECK(r400.kmin == 1'600'000);
+  CHECK(r400.kmax == 6'400'000);
+  // A rate with no entry keeps the shared thresholds.
+  const RedThresholds r25 = EcnMarker::red_for(e, BitRate::gbps(25));
+  CHECK(r25.kmin == 5'000);
+  CHECK(r25.kmax == 200'000);
+  CHECK(r25.pmax == 0.01);
+}

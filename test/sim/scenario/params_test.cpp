@@ -320,3 +320,24 @@ TEST_CASE("params: conditions name earlier keys, presets later ones, in every ta
     CHECK(sc.fabric.sw.buffer.count() > 8'000'000);
   }
 }
+
+TEST_CASE("fabric.switch.ecn.by_rate: read, checked, and one entry per rate", "[quick][params]") {
+  const std::string base = R"({"topology": {"kind": "star", "hosts": 2}, "fabric": {"switch":
+      {"ecn": {"enabled": true, "by_rate": )";
+  const Scenario sc = load_scenario_text(
+      base + R"([{"rate": "100Gbps", "kmin": "400KB", "kmax": "1600KB", "pmax": 0.2}]}}}})", "e");
+  REQUIRE(sc.fabric.sw.ecn.by_rate.size() == 1);
+  CHECK(sc.fabric.sw.ecn.by_rate[0].kmax == Bytes::kb(1600));
+  CHECK_THROWS_WITH(
+      load_scenario_text(
+          base + R"([{"rate": "100G", "kmin": "4KB", "kmax": "1KB", "pmax": 0.2}]}}}})", "e"),
+      "fabric.switch.ecn.by_rate[0].kmax: 1000B is below kmin (expected kmax >= kmin)");
+  CHECK_THROWS_WITH(
+      load_scenario_text(base + R"([{"rate": "100G", "kmin": "4KB", "kmax": "8KB", "pmax": 0.2},
+                                    {"rate": "100Gbps", "kmin": "4KB", "kmax": "8KB", "pmax": 1}]}}}})",
+                         "e"),
+      "fabric.switch.ecn.by_rate[1].rate: 100Gbps is listed twice (expected one entry per rate)");
+  CHECK_THROWS_WITH(load_scenario_text(base + R"([{"rate": "100G", "kmin": "4KB"}]}}}})", "e"),
+                    "fabric.switch.ecn.by_rate[0].kmax: missing (expected a size, e.g. \"12MB\" or "
+                    "12000000)");
+}
