@@ -93,6 +93,10 @@ class Node : public Component {
     (void)port;
     return frame_end;
   }
+  // How long this node's MAC takes to act on a PFC frame it has received
+  // (IEEE 802.1Qbb): what the headroom of a neighbour that pauses it must
+  // cover. Zero for a node that does not model one.
+  virtual Time pfc_response_delay() const { return Time::zero(); }
 
  private:
   std::vector<std::unique_ptr<Port>> ports_;

@@ -86,7 +86,9 @@ const Fields<NicConfig>& nic_params() {
         .doc("the application posts one more receive WQE on each QP every interval; 0 = never")
         .source("model");
     f.time("pfc_response_delay", &C::pfc_response_delay)
-        .doc("from a PFC frame's full reception to the MAC acting on it")
+        .doc(
+            "from a PFC frame's full reception to the MAC acting on it; the automatic "
+            "headroom of the switch port facing the NIC covers it")
         .source("0 is an ideal MAC; 802.1Qbb bounds the real delay");
     f.rate("rx_drain_rate", &C::rx_drain_rate)
         .word("unlimited", BitRate(), "no receive buffer builds and no PFC is generated")

@@ -33,7 +33,8 @@ Mmu::Mmu(const SwitchConfig& cfg, uint32_t ports, std::vector<Bytes> headroom)
       reserve_(cfg.reserve.count()),
       pool_(0),
       queues_(static_cast<size_t>(ports) * 8),
-      headroom_(std::move(headroom)) {
+      headroom_(std::move(headroom)),
+      peak_headroom_(static_cast<size_t>(ports) * 8, 0) {
   q_ = queues_.data();
   int lossless = 0;
   for (int p = 0; p < 8; ++p) lossless += cfg.lossless(static_cast<uint8_t>(p)) ? 1 : 0;
@@ -89,6 +90,8 @@ DropReason Mmu::admit(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint
 
   if (to_headroom) {
     x.headroom_used += b;
+    int64_t& peak = peak_headroom_[static_cast<size_t>(in_port) * 8 + in_prio];
+    peak = std::max(peak, x.headroom_used);
   } else {
     x.bytes += b;
     shared_used_ += rest;

@@ -82,6 +82,10 @@ class Mmu {
     return q(port, prio).bytes + q(port, prio).headroom_used;
   }
   int64_t headroom_used(uint32_t port, uint8_t prio) const { return q(port, prio).headroom_used; }
+  // The most headroom (port, prio) has ever held.
+  int64_t peak_headroom_used(uint32_t port, uint8_t prio) const {
+    return peak_headroom_[size_t{port} * 8 + prio];
+  }
   int64_t egress_bytes(uint32_t port, uint8_t prio) const { return q(port, prio).egress; }
   Bytes headroom(uint32_t port) const { return headroom_[port]; }
 
@@ -116,6 +120,9 @@ class Mmu {
   // ---- the rest ----
   std::vector<Queue> queues_;
   std::vector<Bytes> headroom_;
+  // Per (port, priority), apart from Queue (written only when headroom is
+  // charged, which is rare, so it stays off admit()'s cache line).
+  std::vector<int64_t> peak_headroom_;
 };
 
 }  // namespace rdmasim

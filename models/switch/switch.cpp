@@ -33,16 +33,26 @@ uint64_t ecmp_seed(uint64_t sim_seed, const std::string& name, const SwitchConfi
   return RngStream(sim_seed, cfg.per_switch_hash_seed ? name + ".ecmp" : "ecmp").next_u64();
 }
 
-Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay) {
+Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
+                   Time neighbour_response) {
   if (cfg.pfc.headroom.count() > 0) return cfg.pfc.headroom;
-  // The worst case of Cisco white paper c11-542809, in bits:
-  //   2 L R / v + D_resp + 8 (MTU_any + 20) + 8 (MTU_lossless + 20) + 8 (64 + 20)
-  // with the cable's propagation delay for L / v, the neighbour's response
-  // taken as this switch's own (both ends run the same model) and the largest
-  // Ethernet frame for both MTUs. PHY delays are not modelled (zero).
+  // The worst case of Cisco white paper c11-542809 (the common derivation;
+  // IEEE 802.1Qbb's informative annex on PFC buffer requirements), in bits:
+  //   2 L R / v + D_resp + 8 (MTU_any + 20) + 8 (64 + 20) + 8 (MTU_lossless + 20)
+  // From the moment the queue crosses its threshold: the frame this switch is
+  // sending on the port finishes (MTU_any), the PFC frame is sent (64 + 20),
+  // crosses the cable (L / v), the neighbour acts on it after D_resp (its own
+  // response delay: the neighbour's, not this switch's), finishes the frame
+  // it is sending (MTU_lossless) and everything it sent meanwhile crosses the
+  // cable back (L / v). The cable's propagation delay stands for L / v, the
+  // largest Ethernet frame for both MTUs; PHY delays are not modelled (zero).
+  // The dynamic threshold charges the packet that crosses it to headroom
+  // (HPCC's MMU), one more lossless frame: 8 (MTU_lossless + 20).
   const double r = static_cast<double>(rate.in_bps());
-  const double bits = 2 * cable_delay.in_seconds() * r + cfg.pfc.response_delay.in_seconds() * r +
-                      2 * 8.0 * (cfg.max_frame + 20) + 8.0 * (64 + 20);
+  const double frame_bits = 8.0 * (cfg.max_frame + 20);
+  const double crossing = cfg.pfc.threshold == PfcThreshold::kDynamic ? frame_bits : 0.0;
+  const double bits = 2 * cable_delay.in_seconds() * r + neighbour_response.in_seconds() * r +
+                      2 * frame_bits + 8.0 * (64 + 20) + crossing;
   const double bytes = std::ceil(bits / 8);
   // Buffer is charged in whole cells: a frame of at least 1 KB wastes at most
   // cell/1024 of itself; add that, and round up to a cell.
@@ -53,7 +63,8 @@ Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay) {
 
 Bytes Switch::headroom_for(uint32_t port) const {
   const Link* l = this->port(port).link();
-  return pfc_headroom(cfg_, l->rate(), l->delay());
+  // The queue of this port pauses the node at the cable's other end.
+  return pfc_headroom(cfg_, l->rate(), l->delay(), l->to()->pfc_response_delay());
 }
 
 template <uint8_t kPoint>

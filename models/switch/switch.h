@@ -79,9 +79,12 @@ struct DropEvent {
   uint32_t bytes;
 };
 
-// Headroom of one lossless ingress queue on a port with this cable
-// (`pfc.headroom`, or the worst-case formula when that is 0).
-Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay);
+// Headroom of one lossless ingress queue on a port with this cable, whose
+// neighbour (the device this queue pauses) acts on a PFC frame
+// `neighbour_response` after receiving it: `pfc.headroom`, or the
+// worst-case formula (docs/switch.md, "Headroom auto") when that is 0.
+Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
+                   Time neighbour_response);
 
 // The seed switch `name` of a simulation seeded `sim_seed` salts its ECMP
 // hash with: its own stream's first draw, or one for all switches when
@@ -111,6 +114,7 @@ class Switch : public Node {
   void receive(uint32_t port, PacketHandle p) override;
   PacketHandle next_packet(uint32_t port) override;
   Time next_pull(uint32_t port, Time frame_end) const override;
+  Time pfc_response_delay() const override { return cfg_.pfc.response_delay; }
 
   // ---- observation ----
   SwitchCounters counters() const {

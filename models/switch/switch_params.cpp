@@ -64,7 +64,9 @@ const Fields<PfcConfig>& pfc_params() {
         .doc("static: resume at or below this; at most `xoff`")
         .source("illustrative");
     f.bytes("headroom", &P::headroom, Bytes(1))
-        .word("auto", Bytes(0), "the worst case of Cisco c11-542809 from the port's link (below)")
+        .word("auto", Bytes(0),
+              "the worst case of Cisco c11-542809 from the port's link and the response "
+              "delay of the neighbour it pauses (below)")
         .doc("headroom per ingress port and lossless priority")
         .source("Cisco white paper c11-542809");
     f.integer("quanta", &P::quanta, 1, 0xFFFF)
@@ -77,7 +79,9 @@ const Fields<PfcConfig>& pfc_params() {
             "congested")
         .source("model");
     f.time("response_delay", &P::response_delay)
-        .doc("how long this switch's MAC takes to act on a PFC frame it receives")
+        .doc(
+            "how long this switch's MAC takes to act on a PFC frame it receives; the automatic "
+            "headroom of a neighbouring switch's port covers it")
         .source("0 is an ideal MAC; 802.1Qbb bounds the real delay");
     return f;
   }();

@@ -87,7 +87,11 @@ void check_switch_buffers(const Scenario& sc) {
     int64_t need = c.reserve.count() * 8 * n.num_ports;
     for (const auto& adj : sc.topology.adjacency()[id]) {
       const TopoLink& l = sc.topology.links()[adj.link];
-      need += pfc_headroom(c, l.rate, l.delay).count() * lossless;
+      // The neighbour this port's queues pause: a NIC or another switch.
+      const Time response = sc.topology.node(adj.neighbor).kind == NodeKind::kSwitch
+                                ? c.pfc.response_delay
+                                : sc.fabric.nic.pfc_response_delay;
+      need += pfc_headroom(c, l.rate, l.delay, response).count() * lossless;
     }
     if (need > c.buffer.count()) {
       throw ScenarioError("fabric.switch.buffer: " + std::to_string(c.buffer.count()) +

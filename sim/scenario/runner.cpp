@@ -248,6 +248,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     });
   }
 
+  if (options.on_built) options.on_built(sim, switches);
   sim.setup();
   const auto loop_start = std::chrono::steady_clock::now();
   const RunEnd end = sim.run(sc.stop.time);

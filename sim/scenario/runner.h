@@ -4,12 +4,15 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "sim/scenario/run_result.h"
 #include "sim/scenario/scenario.h"
 #include "sim/simulation.h"
 
 namespace rdmasim {
+
+class Switch;
 
 struct Progress {
   Time now;
@@ -24,6 +27,9 @@ struct RunOptions {
   // Threads: the network is split into this many partitions
   // (topologies/partition.h), run side by side (sim/simulation.h contract 5).
   uint32_t threads = 1;
+  // Called once the devices are built, before setup(): tests attach their
+  // own observers (sim.add, then sim.set_observer) that read the switches.
+  std::function<void(Simulation&, const std::vector<Switch*>&)> on_built;
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});

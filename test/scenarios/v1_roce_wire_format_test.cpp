@@ -20,19 +20,27 @@ TEST_CASE("V1 RoCE v2 WRITE wire bytes and completion time", "[quick][validation
                          o);
   REQUIRE(r.result.status == RunStatus::kComplete);
 
-  // 256 packets x (4096 + 82) bytes, plus the first packet's 16-byte RETH.
+  // 256 packets x (4096 + 82) bytes, plus the first packet's 16-byte RETH
+  // (CASES.md V1: Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4, FCS 4,
+  // preamble+SFD 8 and IFG 12). EXACT: bytes to the byte.
   const int64_t header = 14 + 20 + 8 + 12 + 4 + 4 + 20;
   const int64_t wire = 256 * (4096 + header) + 16;
   CHECK(wire == 1'069'584);
   const LinkResult& ab = r.result.links[0];
-  CHECK(ab.wire_bytes == Approx(wire).epsilon(0.001));
+  CHECK(ab.wire_bytes == wire);
+  CHECK(ab.frames == 256);
   CHECK(ab.payload_bytes == 1 << 20);
 
-  // Serialisation: 85.566 us at 100G, 21.391 us at 400G; completion adds the
-  // propagation delay and the return of the 86-byte ACK.
-  const double rate = gbps * 1e9;
-  const double serialization = wire * 8 / rate;
-  CHECK(serialization == Approx(gbps == 100 ? 85.566e-6 : 21.391e-6).epsilon(0.001));
-  const double expected = serialization + 500e-9 + 86 * 8 / rate + 500e-9;
-  CHECK(r.result.flows[0].fct().in_seconds() == Approx(expected).epsilon(0.001));
+  // Serialisation: 85.566 us at 100G, 21.391 us at 400G (CASES.md, to the ns
+  // below); completion adds the propagation delay and the return of the 86-byte
+  // ACK (66-byte frame + 20). At 100 and 400 Gb/s a byte takes a whole number
+  // of picoseconds (80, 20), so the model is exact: to the picosecond.
+  const BitRate rate = BitRate::gbps(gbps);
+  const Time serialization = Bytes(wire) / rate;
+  CHECK(ab.busy == serialization);
+  const Time stated = gbps == 100 ? Time::ps(85'566'000) : Time::ps(21'391'000);
+  CHECK(serialization >= stated);
+  CHECK(serialization < stated + Time::ns(1));
+  const Time expected = serialization + Time::ns(500) + Bytes(86) / rate + Time::ns(500);
+  CHECK(r.result.flows[0].fct() == expected);
 }

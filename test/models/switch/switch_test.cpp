@@ -128,8 +128,21 @@ TEST_CASE("ECN marking frequency follows the RED curve", "[switch][ecn]") {
   sc.ecn.pmax = 0.4;
   sc.pfc.lossless_mask = 0;  // let the queue grow: no PFC
   Star s(3, sc, BitRate::gbps(100), Time::us(1));
+  // The queue each decision saw, observed apart from the marker: the frame
+  // bytes (wire bytes less preamble, SFD and IFG: 20) of the packets waiting
+  // in the egress queue to h2 when the decision is made (at enqueue, before
+  // the packet joins; the frame being sent has left the queue and the MMU's
+  // count alike). The marker's own report must agree with it.
+  const uint32_t out = s.cables[2].b_port;
   std::vector<std::pair<int64_t, bool>> seen;
-  s.sw->ecn_probe.attach([&](int64_t q, bool m) { seen.emplace_back(q, m); });
+  uint64_t disagree = 0;
+  s.sw->ecn_probe.attach([&](int64_t reported, bool m) {
+    const EgressQueues& eq = s.sw->egress(out);
+    int64_t q = 0;
+    for (size_t i = 0; i < eq.packets(3); ++i) q += eq.packet(3, i).wire_bytes - 20;
+    if (reported != q) ++disagree;
+    seen.emplace_back(q, m);
+  });
   s.flow(0, 2, 40LL << 20);
   s.flow(1, 2, 40LL << 20);
   s.run();
@@ -156,6 +169,7 @@ TEST_CASE("ECN marking frequency follows the RED curve", "[switch][ecn]") {
     CHECK(std::abs(marked[b] / n[b] - p) < 5 * sd + 0.01);
   }
   if (n[buckets + 1] > 0) CHECK(marked[buckets + 1] == n[buckets + 1]);
+  CHECK(disagree == 0);
 }
 
 namespace {
