@@ -180,6 +180,28 @@ size_t Simulation::model_events_pending() const {
   return n;
 }
 
+Time Simulation::next_event_time() {
+  Time t = Time::infinite();
+  for (const auto& p : parts_) {
+    // Frames between partitions (observers run between phases, when no
+    // partition touches its rings): each is a delivery due at its time, as
+    // it would be in the receiving link's queue in a sequential run.
+    for (const Partition::Channel* c : p->in_) {
+      const uint64_t tail = c->tail.load(std::memory_order_acquire);
+      for (uint64_t i = c->head.load(std::memory_order_acquire); i != tail; ++i) {
+        t = std::min(t, c->ring[i & (Partition::Channel::kCapacity - 1)].due);
+      }
+    }
+    // ready() may move the queue's cursor on; an event scheduled earlier
+    // afterwards is still placed first (EventQueue::insert).
+    if (p->queue_.ready()) t = std::min(t, p->queue_.top_time());
+  }
+  if (own_control_ && own_control_->queue_.ready()) {
+    t = std::min(t, own_control_->queue_.top_time());
+  }
+  return t;
+}
+
 void Simulation::set_progress_hook(std::function<void(const Simulation&)> hook, uint64_t every) {
   progress_hook_ = std::move(hook);
   progress_every_ = every;

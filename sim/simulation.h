@@ -158,6 +158,12 @@ class Simulation {
   // there are none, nothing can change any more, and observers (samplers,
   // detectors, in kSample and kControl) stop rescheduling themselves.
   size_t model_events_pending() const;
+  // For observers (which run alone): the time of the earliest pending event
+  // of any partition and class, a frame between partitions counting at its
+  // due time, so the answer does not depend on the partitioning;
+  // Time::infinite() if nothing is pending. Lets a periodic observer skip an
+  // idle stretch instead of ticking through it.
+  Time next_event_time();
   // Phases a partitioned run has gone through (barriers between which
   // observers run).
   uint64_t phases() const { return phases_; }

@@ -88,7 +88,10 @@ FlowSizeCdf FlowSizeCdf::parse(std::string_view text) {
       const std::string_view f = fields[k];
       auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), v[k]);
       if (ec != std::errc() || end != f.data() + f.size() || !std::isfinite(v[k])) {
-        throw CdfError(points.size(), where + "\"" + std::string(f) + "\" is not a number");
+        // Echoed clipped: a line may be megabytes long.
+        const std::string shown =
+            f.size() > 60 ? std::string(f.substr(0, 60)) + "…" : std::string(f);
+        throw CdfError(points.size(), where + "\"" + shown + "\" is not a number");
       }
     }
     if (v[0] != std::floor(v[0]) || std::abs(v[0]) > kMaxBytes) {

@@ -145,6 +145,12 @@ const ParamTable& all_to_all_params() {
     f.add("stagger", ParamKind::kTime)
         .def(Time::zero())
         .doc("round r is posted at start + (r − 1) × stagger; `0s` posts everything at `start`");
+    f.add("max_flows", ParamKind::kInt)
+        .range(1, std::numeric_limits<int64_t>::max())
+        .def(kDefaultMaxFlows)
+        .doc(
+            "an error if the item would make more flows than this (n × (n − 1) for n hosts; a "
+            "guard against running out of memory on a large topology)");
     return f;
   }();
   return t;

@@ -18,6 +18,7 @@
 #include "sim/output/trace_writer.h"
 #include "sim/output/version.h"
 #include "sim/scenario/describe.h"
+#include "sim/scenario/input_limits.h"
 #include "sim/scenario/runner.h"
 #include "sim/scenario/scenario_error.h"
 #include "sim/scenario/schema.h"
@@ -184,7 +185,26 @@ Scenario load(const Args& a) {
   lo.overrides = a.sets;
   if (a.seed) lo.overrides.push_back("seed=" + std::to_string(*a.seed));
   lo.output_dir = a.out;
-  return load_scenario_file(a.file, lo);
+  // Loading is where bad input shows: what escapes the loader's own checks
+  // is still bad input (exit 2, naming the file), except a broken promise
+  // of the code (std::logic_error: an internal error, exit 1).
+  try {
+    return load_scenario_file(a.file, lo);
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw ScenarioError(a.file +
+                        ": out of memory while loading the scenario (expected a scenario that "
+                        "fits in memory: fewer hosts, flows or samples)");
+  } catch (const std::length_error&) {  // a container asked for more than it can hold
+    throw ScenarioError(a.file +
+                        ": out of memory while loading the scenario (expected a scenario that "
+                        "fits in memory: fewer hosts, flows or samples)");
+  } catch (const std::logic_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ScenarioError(a.file + ": " + clip(e.what(), 200) + " (expected a valid scenario)");
+  }
 }
 
 int run(const Args& a) {
@@ -350,6 +370,9 @@ int main(int argc, char** argv) {
     return bad_input(e.what());
   } catch (const po::error& e) {
     return bad_input(std::string(e.what()) + " (see rdmasim --help)");
+  } catch (const std::bad_alloc&) {
+    std::cerr << "rdmasim: error: out of memory\n";
+    return kExitInternal;
   } catch (const std::exception& e) {
     std::cerr << "rdmasim: internal error: " << e.what() << "\n";
     return kExitInternal;

@@ -1,5 +1,7 @@
 #include "sim/scenario/json_reader.h"
 
+#include "sim/scenario/input_limits.h"
+
 #include <algorithm>
 #include <bit>
 #include <stdexcept>
@@ -40,10 +42,39 @@ const char* type_name(const json& v) {
 
 }  // namespace
 
+namespace {
+
+// Compact JSON of `v`, stopping once `out` is past `budget` bytes: a huge
+// array costs no more to show than a short one, and the depth is bounded.
+void dump_bounded(const json& v, std::string& out, size_t budget, int depth) {
+  if (out.size() > budget) return;
+  if (!v.is_structured()) {
+    std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+    out += s.size() > budget ? s.substr(0, budget + 1) : s;
+    return;
+  }
+  if (depth >= kMaxJsonDepth) {
+    out += "…";
+    return;
+  }
+  const bool object = v.is_object();
+  out += object ? '{' : '[';
+  bool first = true;
+  for (auto it = v.begin(); it != v.end() && out.size() <= budget; ++it) {
+    if (!first) out += ',';
+    first = false;
+    if (object) out += json(it.key()).dump(-1, ' ', false, json::error_handler_t::replace) + ":";
+    dump_bounded(it.value(), out, budget, depth + 1);
+  }
+  out += object ? '}' : ']';
+}
+
+}  // namespace
+
 std::string show(const json& v) {
-  std::string s = v.dump();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
+  std::string s;
+  dump_bounded(v, s, kMaxEchoChars + 8, 0);
+  return clip(s, kMaxEchoChars);
 }
 
 std::optional<std::string> nearest_key(const std::string& key,
@@ -113,7 +144,8 @@ JsonReader::JsonReader(const json* value, std::string path, json* resolved, cons
 }
 
 std::string JsonReader::path_of(const std::string& key) const {
-  return path_.empty() ? key : path_ + "." + key;
+  // Keys are echoed clipped: a path stays short whatever the input.
+  return path_.empty() ? clip(key) : path_ + "." + clip(key);
 }
 
 const JsonReader::Entry* JsonReader::entry(const std::string& key) const {
@@ -276,6 +308,9 @@ ParamValue JsonReader::parse(const Param& p, const json& v, const std::string& p
       if (t < p.tmin) {
         fail_at(path, show(v) + " is too small", "a time of at least " + to_string(p.tmin));
       }
+      if (t > kMaxTime) {
+        fail_at(path, show(v) + " is too large", "a time of at most " + to_string(kMaxTime));
+      }
       return t;
     }
     case ParamKind::kBytes: {
@@ -297,6 +332,9 @@ ParamValue JsonReader::parse(const Param& p, const json& v, const std::string& p
         fail_at(path, show(v) + " is too small",
                 "a size of at least " + std::to_string(p.bmin.count()) + " bytes");
       }
+      if (b > kMaxSize) {
+        fail_at(path, show(v) + " is too large", "a size of at most " + to_string(kMaxSize));
+      }
       return b;
     }
     case ParamKind::kRate: {
@@ -315,6 +353,9 @@ ParamValue JsonReader::parse(const Param& p, const json& v, const std::string& p
         fail_at(path, show(v) + " is not a rate", expected);
       }
       if (r.in_bps() <= 0) fail_at(path, show(v) + " is not positive", expected);
+      if (r > kMaxRate) {
+        fail_at(path, show(v) + " is too large", "a rate of at most " + to_string(kMaxRate));
+      }
       return r;
     }
     case ParamKind::kChoice: {

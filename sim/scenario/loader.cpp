@@ -2,13 +2,13 @@
 // level, `output` and `stop` here; `fabric`, `topology`, `traffic` and
 // `faults` in the files named in loader_parts.h. Every key is declared in a
 // parameter table (scenario_params.h), which gives its default and range.
-#include <fstream>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
 #include "models/switch/switch.h"
 #include "sim/hash.h"
+#include "sim/scenario/input_limits.h"
 #include "sim/scenario/json_reader.h"
 #include "sim/scenario/loader_parts.h"
 #include "sim/scenario/overrides.h"
@@ -53,28 +53,6 @@ void read_size_buckets(JsonReader& out, std::vector<Bytes>& edges) {
   out.resolve("size_buckets", *v);  // as given, like other lists
 }
 
-json parse_json(const std::string& text, const std::string& where) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    // Turn the byte offset into line:column for the message.
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    std::string what = e.what();
-    const size_t cut = what.find("syntax error");
-    if (cut != std::string::npos) what = what.substr(cut);
-    throw ScenarioError(where + ":" + std::to_string(line) + ":" + std::to_string(col) +
-                        ": invalid JSON: " + what);
-  }
-}
-
 // Every switch's buffer must hold its reserves and headroom (the MMU would
 // refuse it at set-up; say so at load, naming the switch).
 void check_switch_buffers(const Scenario& sc) {
@@ -84,7 +62,7 @@ void check_switch_buffers(const Scenario& sc) {
   for (uint32_t id = 0; id < sc.topology.nodes().size(); ++id) {
     const TopoNode& n = sc.topology.node(id);
     if (n.kind != NodeKind::kSwitch) continue;
-    int64_t need = c.reserve.count() * 8 * n.num_ports;
+    __int128 need = static_cast<__int128>(c.reserve.count()) * 8 * n.num_ports;  // no overflow
     for (const auto& adj : sc.topology.adjacency()[id]) {
       const TopoLink& l = sc.topology.links()[adj.link];
       // The neighbour this port's queues pause: a NIC or another switch.
@@ -94,16 +72,25 @@ void check_switch_buffers(const Scenario& sc) {
       need += pfc_headroom(c, l.rate, l.delay, response).count() * lossless;
     }
     if (need > c.buffer.count()) {
-      throw ScenarioError("fabric.switch.buffer: " + std::to_string(c.buffer.count()) +
-                          " bytes are fewer than the reserves and headroom of \"" + n.name +
-                          "\" (" + std::to_string(need) +
-                          " bytes) (expected a larger buffer, or smaller reserve or headroom)");
+      throw ScenarioError(
+          "fabric.switch.buffer: " + std::to_string(c.buffer.count()) +
+          " bytes are fewer than the reserves and headroom of \"" + n.name + "\" (" +
+          std::to_string(static_cast<int64_t>(std::min<__int128>(need, INT64_MAX))) +
+          " bytes) (expected a larger buffer, or smaller reserve or headroom)");
     }
   }
 }
 
 Scenario load(json root, const std::string& default_name, const LoadOptions& options) {
-  for (const std::string& s : options.overrides) apply_override(root, s);
+  for (const std::string& s : options.overrides) {
+    apply_override(root, s);
+    // A --set path nests too: the limit holds for the scenario as changed.
+    if (json_depth(root) > kMaxJsonDepth) {
+      throw ScenarioError("--set " + clip(s) + ": nests the scenario deeper than " +
+                          std::to_string(kMaxJsonDepth) + " levels (expected at most " +
+                          std::to_string(kMaxJsonDepth) + " levels of arrays and objects)");
+    }
+  }
   if (!root.is_object())
     throw ScenarioError("scenario: " + show(root) + " is not an object (expected {...})");
 
@@ -111,9 +98,15 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
   json resolved = json::object();
   JsonReader top(&root, "", &resolved, scenario_params());
   sc.name = top.string("name", default_name);
-  if (sc.name.empty() || sc.name.find('/') != std::string::npos) {
+  // The default output folder is out/<name>, and a run removes the old
+  // outputs there: the name must be one folder inside out/, never "." or
+  // ".." (which would make it out/ itself or the folder above).
+  const bool control = std::any_of(sc.name.begin(), sc.name.end(),
+                                   [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+  if (sc.name.empty() || sc.name.size() > 255 || sc.name == "." || sc.name == ".." || control ||
+      sc.name.find('/') != std::string::npos) {
     top.fail("name", show(json(sc.name)) + " is not usable as a folder name",
-             "a non-empty name without '/'");
+             "a name of 1 to 255 bytes without '/' or control characters, not \".\" or \"..\"");
   }
   sc.seed = static_cast<uint64_t>(top.integer("seed"));
   read_fabric(top.object("fabric"), sc.fabric);
@@ -176,19 +169,20 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
 
 Scenario load_scenario_text(const std::string& text, const std::string& default_name,
                             const LoadOptions& options) {
-  return load(parse_json(text, default_name), default_name, options);
+  return load(parse_json_bounded(text, default_name), default_name, options);
 }
 
 Scenario load_scenario_file(const std::string& path, const LoadOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ScenarioError(path + ": cannot read the file (expected a readable scenario file)");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  std::string text;
+  if (auto problem = read_file_bounded(path, kMaxScenarioFileBytes, text)) {
+    throw ScenarioError(clip(path, 200) + ": cannot read the file: " + *problem +
+                        " (expected a readable scenario file of at most 64 MiB)");
+  }
   std::string name = path;
   if (auto slash = name.find_last_of('/'); slash != std::string::npos)
     name = name.substr(slash + 1);
   if (name.size() > 5 && name.ends_with(".json")) name.resize(name.size() - 5);
-  return load(parse_json(ss.str(), path), name, options);
+  return load(parse_json_bounded(text, path), name, options);
 }
 
 }  // namespace rdmasim

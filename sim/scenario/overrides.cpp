@@ -2,6 +2,9 @@
 
 #include <cctype>
 
+#include <optional>
+
+#include "sim/scenario/input_limits.h"
 #include "sim/scenario/scenario_error.h"
 
 namespace rdmasim {
@@ -9,15 +12,32 @@ namespace rdmasim {
 void apply_override(nlohmann::json& root, const std::string& assignment) {
   const size_t eq = assignment.find('=');
   auto fail = [&](const std::string& problem) {
-    throw ScenarioError("--set " + assignment + ": " + problem);
+    throw ScenarioError("--set " + clip(assignment) + ": " + problem);
   };
   if (eq == std::string::npos || eq == 0)
     fail("not of the form PATH=VALUE (expected e.g. fabric.mtu=1024)");
   const std::string path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
 
-  nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
-  if (value.is_discarded()) value = text;
+  // Parsed under the scenario file's limits (sim/scenario/input_limits.h): a
+  // deep value is refused before it exists.
+  nlohmann::json value;
+  try {
+    std::optional<nlohmann::json> parsed = try_parse_json_bounded(text, path);
+    if (parsed) {
+      value = std::move(*parsed);
+    } else if (text.size() > kMaxStringBytes) {
+      fail("a value of " + std::to_string(text.size()) +
+           " bytes is too long (expected a string of at most " + std::to_string(kMaxStringBytes) +
+           " bytes)");
+    } else {
+      value = text;
+    }
+  } catch (const ScenarioError& e) {
+    std::string what = e.what();
+    if (what.starts_with("scenario: ")) what = what.substr(10);
+    fail(what);
+  }
 
   nlohmann::json* node = &root;
   std::string walked;

@@ -217,8 +217,11 @@ const ParamTable& scenario_params() {
     ParamTable f("scenario", "one run: fabric, topology, traffic, outputs and stop time");
     f.add("name", ParamKind::kString)
         .computed("the file name without `.json`")
-        .schema(R"({"minLength": 1, "pattern": "^[^/]+$"})")
-        .doc("names the run; the default output folder is `out/<name>`");
+        .schema(
+            R"({"minLength": 1, "maxLength": 255, "pattern": "^(?!\\.\\.?$)[^/\\u0000-\\u001f]+$"})")
+        .doc(
+            "names the run; the default output folder is `out/<name>`, so it is one folder name: "
+            "1 to 255 bytes, no `/` or control characters, not `.` or `..`");
     f.add("seed", ParamKind::kInt)
         .range(0, std::numeric_limits<int64_t>::max())
         .def(int64_t{1})

@@ -4,14 +4,13 @@
 // every error.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "models/traffic/flow_size_cdf.h"
 #include "models/traffic/patterns.h"
 #include "models/traffic/traffic_params.h"
+#include "sim/scenario/input_limits.h"
 #include "sim/scenario/loader_parts.h"
 
 namespace rdmasim {
@@ -149,12 +148,13 @@ FlowSizeCdf read_cdf(JsonReader& r, const std::string& key) {
       if (auto near = nearest_key(s, known)) problem += ", did you mean \"" + *near + "\"?";
       r.fail(key, problem, expected);
     }
-    std::ifstream in(s, std::ios::binary);
-    if (!in) r.fail(key, "cannot read the file " + show(*v), expected);
-    std::stringstream text;
-    text << in.rdbuf();
+    std::string text;
+    if (auto problem = read_file_bounded(s, kMaxCdfFileBytes, text)) {
+      r.fail(key, "cannot read the file " + show(*v) + ": " + *problem,
+             "a readable CDF file of at most 16 MiB");
+    }
     try {
-      FlowSizeCdf cdf = FlowSizeCdf::parse(text.str());
+      FlowSizeCdf cdf = FlowSizeCdf::parse(text);
       json points = json::array();
       for (const auto& p : cdf.points()) points.push_back(json::array({p.bytes, p.percent}));
       r.resolve(key, points);
@@ -291,6 +291,16 @@ std::vector<FlowSpec> read_all_to_all(JsonReader& r, const Topology& t, const st
   p.common = read_common(r, name);
   p.stagger = r.time("stagger");
   check_end(r, "stagger", p.common.start, p.stagger, static_cast<int64_t>(p.hosts.size()));
+  // Counted before a flow is made: n hosts make n(n-1) flows, 67 M on a
+  // fat-tree of k = 32.
+  const auto max_flows = static_cast<uint64_t>(r.integer("max_flows"));
+  const uint64_t n = p.hosts.size();
+  if (n * (n - 1) > max_flows) {
+    r.fail("max_flows",
+           std::to_string(max_flows) + " is exceeded: the item makes " +
+               std::to_string(n * (n - 1)) + " flows (" + std::to_string(n) + " hosts)",
+           "a larger max_flows, or fewer hosts");
+  }
   r.finish();
   return all_to_all(p);
 }
@@ -321,10 +331,28 @@ std::vector<FlowSpec> read_background(JsonReader& r, const Topology& t, const st
   }
 }
 
+// A flow's payload at the slower of its rate cap and the topology's slowest
+// link must take at most kMaxTime, so that no time the engine forms for it
+// (its start, plus its transfer, plus delays: each at most kMaxTime) leaves
+// the range of Time.
+void check_transfer(JsonReader& r, BitRate slowest_link, const FlowSpec& f) {
+  BitRate slowest = slowest_link;
+  if (f.rate.in_bps() > 0) slowest = std::min(slowest, f.rate);
+  const __int128 ps = static_cast<__int128>(f.bytes) * 8 * 1'000'000'000'000 / slowest.in_bps();
+  if (ps > kMaxTime.in_ps()) {
+    r.fail(r.kind_name() == "background" ? "cdf" : "size",
+           to_string(Bytes(f.bytes)) + " at " + to_string(slowest) + " takes longer than " +
+               to_string(kMaxTime),
+           "a flow that takes at most " + to_string(kMaxTime) + " at " + to_string(slowest));
+  }
+}
+
 }  // namespace
 
 void read_traffic(std::vector<JsonReader> items, const Topology& t, uint64_t seed,
                   const std::shared_ptr<const CcConfig>& fabric_cc, std::vector<FlowSpec>& flows) {
+  BitRate slowest_link = kMaxRate;
+  for (const TopoLink& l : t.links()) slowest_link = std::min(slowest_link, l.rate);
   for (size_t i = 0; i < items.size(); ++i) {
     JsonReader& r = items[i];
     const auto kind = r.kind_as<TrafficKind>();
@@ -356,6 +384,7 @@ void read_traffic(std::vector<JsonReader> items, const Topology& t, uint64_t see
     for (FlowSpec& f : made) {
       f.item = static_cast<uint32_t>(i);
       f.cc = cc;
+      check_transfer(r, slowest_link, f);
     }
     flows.insert(flows.end(), std::make_move_iterator(made.begin()),
                  std::make_move_iterator(made.end()));

@@ -4,7 +4,8 @@
 # Command-line checks of rdmasim (docs/scenario.md, "Exit codes"). CHECK is one
 # of: version, no-arguments, unknown-command, set-without-equals,
 # out-inside-file, good-run, deterministic, threads-bad, threads-deterministic,
-# help, describe, resolve, schema. Exit status 0 if the check holds,
+# help, describe, resolve, schema, set-deep, set-index-too-large,
+# file-limits, name-dotdot, idle-events. Exit status 0 if the check holds,
 # 1 otherwise (with a message saying what was seen).
 set -u
 
@@ -271,6 +272,68 @@ EOF
     cmp -s "$tmp/stdout" "$src/docs/schema.json" || fail "rdmasim schema differs from docs/schema.json"
     run schema extra
     expect_code 2
+    ;;
+  # Bad input (docs/reliability.md): exit 2, one short line, never a crash.
+  set-deep)
+    deep=$("$python" -c 'print("[" * 60000 + "]" * 60000)')
+    run validate "$quickstart" --set "name=$deep"
+    expect_code 2
+    expect_error_line "nested deeper than 64 levels"
+    [ "$(wc -c <"$tmp/stderr")" -lt 400 ] || fail "$shown: the error line is not clipped"
+    deep=$("$python" -c 'print(".".join(["a"] * 1000) + "=1")')
+    run validate "$quickstart" --set "$deep"
+    expect_code 2
+    expect_error_line "nests the scenario deeper than 64 levels"
+    ;;
+  set-index-too-large)
+    run validate "$quickstart" --set 'traffic[99999999999999999999].x=1'
+    expect_code 2
+    expect_error_line "--set traffic[99999999999999999999].x=1: [99999999999999999999] is not an array index"
+    long=$("$python" -c 'print("x" * 5000)')
+    run validate "$quickstart" --set "name=$long"
+    expect_code 2
+    expect_error_line "bytes is too long (expected a string of at most 4096 bytes)"
+    ;;
+  file-limits)
+    run validate /dev/zero
+    expect_code 2
+    expect_error_line "/dev/zero: cannot read the file: it is larger than 64 MiB"
+    mkdir "$tmp/dir.json"
+    run run "$tmp/dir.json" --quiet
+    expect_code 2
+    expect_error_line "dir.json: cannot read the file: it is a directory"
+    run validate "$quickstart" --set 'traffic[0]={"kind":"background","hosts":"all","load":0.5,"duration":"1ms","cdf":"/dev/zero"}'
+    expect_code 2
+    expect_error_line 'traffic[0].cdf: cannot read the file "/dev/zero": it is larger than 16 MiB'
+    # A 10 MB key: refused while parsing, echoed clipped.
+    "$python" -c 'import sys; sys.stdout.write("{\"" + "k" * 10000000 + "\": 1}")' >"$tmp/key.json"
+    run validate "$tmp/key.json"
+    expect_code 2
+    expect_error_line "a key of 10000000 bytes is too long (expected a key of at most 256 bytes)"
+    [ "$(wc -c <"$tmp/stderr")" -lt 400 ] || fail "$shown: the error line is not clipped"
+    ;;
+  name-dotdot)
+    # The default output folder would be out/.., whose outputs a run
+    # removes first: refused, and nothing outside is touched.
+    mkdir "$tmp/cwd/out"
+    echo keep >"$tmp/cwd/summary.json"
+    run run "$quickstart" --set 'name=".."' --quiet
+    expect_code 2
+    expect_error_line 'name: ".." is not usable as a folder name'
+    [ "$(cat "$tmp/cwd/summary.json")" = keep ] || fail "$shown: removed or changed ../summary.json"
+    ;;
+  idle-events)
+    # A flow that starts 100 s in: the idle stretch costs no events (the
+    # deadlock detector skips its ticks while no queue is paused with packets).
+    run run "$quickstart" --out "$tmp/out" --set 'traffic[0].start="100s"' --set 'traffic[0].size=4096' --quiet
+    expect_code 0
+    "$python" - "$tmp/out/summary.json" <<'EOF' || fail "$shown: idle time costs events"
+import json, sys
+with open(sys.argv[1]) as f:
+    s = json.load(f)
+if s["status"] != "complete" or s["events"] > 1000:
+    sys.exit("status %r, %d events (expected complete, at most 1000)" % (s["status"], s["events"]))
+EOF
     ;;
   *)
     fail "unknown check (expected version, help, describe, resolve, schema, no-arguments, unknown-command, set-without-equals, out-inside-file, good-run, deterministic, threads-bad or threads-deterministic)"
