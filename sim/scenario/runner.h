@@ -24,6 +24,10 @@ struct RunOptions {
   // Threads: the network is split into this many partitions
   // (topologies/partition.h), run side by side (sim/simulation.h contract 5).
   uint32_t threads = 1;
+  // Stops the run (status stalled) once about this many events have been
+  // dispatched, checked every 4096 events; 0: no limit. For the fuzz target
+  // that runs mutated scenarios (test/fuzz/), where a run must stay short.
+  uint64_t max_events = 0;
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});
