@@ -18,6 +18,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${RDMASIM_FUZZ_BUILD:-${RDMASIM_BUILD_DIR:-$root/build}-asan}"
 build="${build%/}"
+case $build in /*) ;; *) build="$PWD/$build" ;; esac
 fuzz_dir="$root/test/fuzz"
 crashes="$fuzz_dir/corpus/crashes"
 
@@ -57,8 +58,8 @@ fi
 # Runs from the scenarios' folder: relative CDF paths there resolve.
 cd "$root/scenarios"
 if [ "$mode" = ci ]; then
-  # Fixed seed and run counts: the same inputs on every machine, a few
-  # minutes on 2 cores under ASan. Set RDMASIM_FUZZ_RUNS_LOAD/RUN to change.
+  # Fixed seed and run counts: the same inputs on every run of a build, about a
+  # minute on 2 cores under ASan. Set RDMASIM_FUZZ_RUNS_LOAD/RUN to change.
   for target in load run; do
     case $target in
       load) runs=${RDMASIM_FUZZ_RUNS_LOAD:-20000} ;;
