@@ -6,6 +6,8 @@
 #   [quick]      label "quick"     (seconds; run before every commit)
 #   [extensive]  label "extensive" (long; on demand, never in CI)
 #   anything else: no label        (runs in CI)
+#   [no_sanitizer] also label "no_sanitizer": too slow under the sanitizers,
+#                  run in the Release suite only (docs/reliability.md)
 function(rdmasim_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS;SYSTEM_INCLUDES;TESTS;TEST_DEPENDS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
@@ -14,6 +16,12 @@ function(rdmasim_library name)
     target_include_directories(${name} SYSTEM PUBLIC ${ARG_SYSTEM_INCLUDES})
   endif()
   target_link_libraries(${name} PUBLIC ${ARG_DEPENDS} PRIVATE rdmasim_warnings)
+  if(RDMASIM_FUZZ)
+    # libFuzzer's coverage (and comparison) feedback from the code it fuzzes.
+    # Libraries only: the test binaries link them as they are (the sanitizer
+    # runtime defines the hooks), so the tests need not be compiled again.
+    target_compile_options(${name} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
   if(RDMASIM_BUILD_TESTS AND ARG_TESTS)
     rdmasim_tests(${name}_tests SOURCES ${ARG_TESTS} DEPENDS ${name} ${ARG_TEST_DEPENDS})
   endif()
@@ -31,6 +39,9 @@ function(rdmasim_tests target)
   # Timeouts: a hang (a deadlock between partitions, say) fails in minutes,
   # not at CI's limit.
   catch_discover_tests(${target} TEST_SPEC "[quick]" ${props} PROPERTIES LABELS quick TIMEOUT 300)
-  catch_discover_tests(${target} TEST_SPEC "~[quick]~[extensive]" ${props} PROPERTIES TIMEOUT 900)
+  catch_discover_tests(${target} TEST_SPEC "~[quick]~[extensive]~[no_sanitizer]" ${props}
+    PROPERTIES TIMEOUT 900)
+  catch_discover_tests(${target} TEST_SPEC "[no_sanitizer]~[quick]~[extensive]" ${props}
+    PROPERTIES LABELS no_sanitizer TIMEOUT 900)
   catch_discover_tests(${target} TEST_SPEC "[extensive]" ${props} PROPERTIES LABELS extensive)
 endfunction()

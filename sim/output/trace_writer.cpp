@@ -90,7 +90,9 @@ class Table {
 template <class Row>
 std::vector<Row> zeroed(size_t n) {
   std::vector<Row> rows(n);
-  std::memset(static_cast<void*>(rows.data()), 0, n * sizeof(Row));
+  // An empty vector's data() may be null, and memset(nullptr, 0, 0) is
+  // undefined behaviour (UBSan reports it).
+  if (n > 0) std::memset(static_cast<void*>(rows.data()), 0, n * sizeof(Row));
   return rows;
 }
 

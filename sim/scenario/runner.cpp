@@ -236,16 +236,22 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
       s->add_egress_hook(*averages.back(), 0xFF);
     }
   }
-  if (options.progress) {
+  if (options.progress || options.max_events > 0) {
     int64_t total = 0;
     for (const FlowSpec& f : sc.flows) total += f.bytes;
-    sim.set_progress_hook([&, total](const Simulation& s) {
-      int64_t delivered = 0;
-      for (const RdmaNic* n : nics) delivered += n->counters().payload_bytes_delivered;
-      Progress p{s.now(), sc.stop.time, s.events_dispatched(),
-                 total > 0 ? static_cast<double>(delivered) / static_cast<double>(total) : 0.0};
-      options.progress(p);
-    });
+    sim.set_progress_hook(
+        [&, total](const Simulation& s) {
+          if (options.max_events > 0 && s.events_dispatched() >= options.max_events) {
+            sim.request_stop();
+          }
+          if (!options.progress) return;
+          int64_t delivered = 0;
+          for (const RdmaNic* n : nics) delivered += n->counters().payload_bytes_delivered;
+          Progress p{s.now(), sc.stop.time, s.events_dispatched(),
+                     total > 0 ? static_cast<double>(delivered) / static_cast<double>(total) : 0.0};
+          options.progress(p);
+        },
+        options.max_events > 0 ? 4096 : 1 << 16);
   }
 
   if (options.on_built) options.on_built(sim, switches);

@@ -30,6 +30,10 @@ struct RunOptions {
   // Called once the devices are built, before setup(): tests attach their
   // own observers (sim.add, then sim.set_observer) that read the switches.
   std::function<void(Simulation&, const std::vector<Switch*>&)> on_built;
+  // Stops the run (status stalled) once about this many events have been
+  // dispatched, checked every 4096 events; 0: no limit. For the fuzz target
+  // that runs mutated scenarios (test/fuzz/), where a run must stay short.
+  uint64_t max_events = 0;
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});

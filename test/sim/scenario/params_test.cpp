@@ -284,9 +284,10 @@ void check_table(const ParamTable& t, const std::vector<const Param*>& before,
     for (const ParamPreset& preset : p.presets) {
       for (const auto& [key, text] : preset.values) {
         INFO("preset " + preset.name + " sets " + key);
-        const bool later =
-            t.find(key) != nullptr &&
-            std::none_of(seen.begin(), seen.end(), [&](const Param* q) { return q->key == key; });
+        // (clang 14 cannot capture a structured binding: k names it.)
+        const bool later = t.find(key) != nullptr &&
+                           std::none_of(seen.begin(), seen.end(),
+                                        [&, &k = key](const Param* q) { return q->key == k; });
         CHECK(later);
         // The value reads as the key's value does.
         json obj = {{p.key, preset.name}, {key, json::parse(text)}};
