@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/proto/ib_transport.h"
+
 namespace rdmasim {
 
 // ---- reaction point ----
@@ -78,8 +80,11 @@ void Dcqcn::cut(CcContext& ctx) {
   if (c_.clamp_tgt_rate || (c_.clamp_tgt_rate_after_time_inc && timer_stage_ > 0)) rt_ = rc_;
   const double a = alpha(now);
   const double floor_fac = rc_ * static_cast<double>(c_.rpg_min_dec_fac) / 100.0;
-  rc_ = std::max({rc_ * (1.0 - a / 2.0), floor_fac,
-                  std::min(max_bps_, static_cast<double>(c_.rpg_min_rate.in_bps()))});
+  // The floors bound the cut; a cut never raises RC (it may already be below
+  // rpg_min_rate after rate_to_set_on_first_cnp).
+  rc_ =
+      std::min(rc_, std::max({rc_ * (1.0 - a / 2.0), floor_fac,
+                              std::min(max_bps_, static_cast<double>(c_.rpg_min_rate.in_bps()))}));
   ++cuts_;
   last_cut_ = now;
   cut_pending_ = false;
@@ -181,8 +186,11 @@ void Dcqcn::report(CcContext& ctx, DcqcnState::Event e) {
 // ---- notification point ----
 
 void Dcqcn::on_ecn_marked(CcContext& ctx, const CcMarked& marked) {
-  (void)marked;
-  if (c_.notification == DcqcnConfig::Notification::kAckEcho) {
+  // The requester sends no ACK for a READ response: an echo would never
+  // reach the responder (its reaction point), so a CNP tells it instead.
+  const bool read_response = marked.opcode >= static_cast<uint8_t>(RcOpcode::kReadResponseFirst) &&
+                             marked.opcode <= static_cast<uint8_t>(RcOpcode::kReadResponseOnly);
+  if (c_.notification == DcqcnConfig::Notification::kAckEcho && !read_response) {
     ctx.echo_ecn();
     return;
   }

@@ -7,7 +7,7 @@
 //
 // Contract (one object per QP; both ends of a connection carry one):
 //  1. RP state: current rate RC, target rate RT, alpha. A QP starts at line
-//     rate (or rpg_max_rate), unpaced, and alpha is set to
+//     rate unpaced (or paced at a lower rpg_max_rate), and alpha is set to
 //     initial_alpha_value / 1024 by its first congestion signal (a CNP, or
 //     an ACK with an ECN echo when `notification` is "ack_echo").
 //  2. Cut: on a signal, at once if no cut happened in the last
@@ -32,10 +32,12 @@
 //     RC <- (RT + RC) / 2; additive: RT += rpg_ai_rate first; hyper: RT +=
 //     rpg_hai_rate first; RT never above line rate (or rpg_max_rate). The
 //     timer keeps its period in every stage. Once RC and RT are back at the
-//     maximum the QP is unpaced and the timer stops.
+//     maximum the QP is unpaced (or paced at rpg_max_rate) and the timer stops.
 //  5. NP: on a CE-marked packet, a CNP at once if none was sent in the last
 //     min_time_between_cnps ("cnp"), or an ECN echo on the ACK the packet
 //     triggers ("ack_echo", as ns-3's RDMA module in the HPCC code base).
+//     A READ response is never acknowledged, so in "ack_echo" mode a marked
+//     one is answered with a CNP (under the same limit) instead.
 #pragma once
 
 #include <memory>

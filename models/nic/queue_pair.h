@@ -176,6 +176,7 @@ class QueuePair {
   int unacked = 0;
   bool nak_sent = false;  // one NAK (sequence error or RNR) per gap
   int64_t rx_message_bytes = 0;
+  int64_t rx_bytes = 0;  // payload delivered in order, every message
   Time rx_message_start;
   int64_t receives_consumed = 0;
   Ring<ReadJob> read_jobs;

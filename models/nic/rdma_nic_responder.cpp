@@ -164,6 +164,7 @@ void RdmaNic::deliver(QueuePair& q, const ReorderBuffer::Slot& s, uint32_t src) 
     q.rx_message_start = s.created;
   }
   q.rx_message_bytes += s.payload;
+  q.rx_bytes += s.payload;
   counters_.payload_bytes_delivered += s.payload;
   if ((s.flags & kFlagLast) == 0) return;
   q.msn = (q.msn + 1) & kPsnMask;

@@ -135,7 +135,8 @@ int64_t FlowGenerator::delivered(uint32_t i) const {
       const RdmaNic& nic = *nics_[f.src];
       n += nic.qp(parts_[k].qs).bytes_below_una(nic.config().mtu);
     } else {
-      n += nics_[f.dst]->qp(parts_[k].qd).rx_message_bytes;
+      // Every message's bytes, not only the current one's.
+      n += nics_[f.dst]->qp(parts_[k].qd).rx_bytes;
     }
   }
   return n;

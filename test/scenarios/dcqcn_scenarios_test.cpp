@@ -169,8 +169,10 @@ TEST_CASE("DCQCN fairness: the connectx5 defaults (index reported)", "[scenario]
   const Fairness f = run_fairness("connectx5");
   report("connectx5", f);
   CHECK(f.drops == 0);
-  CHECK(f.jain > 0);
-  CHECK(f.jain <= 1);
+  // Both flows move data in the window (a stalled one would make the index
+  // meaningless; the index itself is only reported).
+  CHECK(f.goodput[0] > 0);
+  CHECK(f.goodput[1] > 0);
 }
 
 TEST_CASE("DCQCN fairness extensive: 16 seeds", "[extensive][scenario][dcqcn]") {
@@ -325,7 +327,15 @@ TEST_CASE("DCQCN ECN threshold sweep: the queue follows Kmin and FCTs move", "[s
   for (size_t i = 0; i < kmins.size(); ++i) {
     for (size_t j = i + 1; j < kmins.size(); ++j) {
       INFO("Kmin " << kmins[i] << " and " << kmins[j] << " KB");
-      CHECK(with[i].fcts != with[j].fcts);
+      // Moved by more than noise: some flow's FCT differs by at least 0.1 %
+      // (the closest pair measured differs by 0.39 %).
+      double moved = 0;
+      for (size_t k = 0; k < with[i].fcts.size(); ++k) {
+        const double a = static_cast<double>(with[i].fcts[k].in_ps());
+        const double b = static_cast<double>(with[j].fcts[k].in_ps());
+        moved = std::max(moved, std::abs(a - b) / std::max(a, b));
+      }
+      CHECK(moved >= 1e-3);
       CHECK(without[i].fcts == without[j].fcts);
     }
   }

@@ -513,6 +513,41 @@ TEST_CASE("flow rate cap and algorithm rate: the lower paces, exactly", "[quick]
   for (Time t : {t3, t4}) CHECK(std::count(expected.begin(), expected.end(), t) == 0);
 }
 
+TEST_CASE("a QP activating while the port waits for a paced QP's slot goes at once",
+          "[quick][cc][rate]") {
+  // The port of a NIC whose only active QP is paced is pulled at that QP's
+  // next slot, not at the end of each frame (Node::next_pull): a second QP
+  // posted meanwhile must still start as soon as the port is free, and the
+  // paced QP keep its slots.
+  Pair p;
+  const auto [qa2, qb2] = connect_qps(p.a, p.b, 0x5678, &p.log);
+  (void)qb2;
+  auto rec1 = std::make_unique<Recorder>();
+  auto rec2 = std::make_unique<Recorder>();
+  Recorder& r1 = *rec1;
+  Recorder& r2 = *rec2;
+  p.a.set_congestion_control(p.qa, std::move(rec1));
+  p.a.set_congestion_control(qa2, std::move(rec2));
+  p.a.set_qp_rate(p.qa, BitRate::gbps(10));
+  const int n = 6;
+  p.sim.setup();
+  p.a.post(p.qa, WorkRequest{1, Verb::kSend, int64_t{n} * kMtu});
+  // Between two of QP 1's slots (every 4178 B at 10 Gb/s = 3.3424 us), with
+  // the port idle since 0.33424 us after the last start.
+  const Time t = Time::us(5) + Time::ps(7);
+  p.sim.run(t);
+  p.a.post(qa2, WorkRequest{2, Verb::kSend, kMtu});
+  p.sim.run();
+  REQUIRE(r1.sent.size() == static_cast<size_t>(n));
+  REQUIRE(r2.sent.size() == 1);
+  CHECK(r2.sent[0].at == t);
+  const Time gap = Bytes(kData) / BitRate::gbps(10);
+  for (int k = 0; k < n; ++k) {
+    INFO("packet " << k);
+    CHECK(r1.sent[k].at == gap * k);
+  }
+}
+
 TEST_CASE("an algorithm answering marks with ECN echo: the next ACK carries it",
           "[quick][cc][echo]") {
   NicConfig cfg;

@@ -306,6 +306,13 @@ TEST_CASE("dcqcn notification point: at most one CNP per min_time_between_cnps, 
   CHECK(echo.cuts() == 1);
   d.on_ack(ctx, ack);
   CHECK(d.cuts() == 0);
+  // A READ response is never acknowledged: in "ack_echo" mode a marked one
+  // is answered with a CNP, not an echo that no ACK would carry.
+  CcMarked read;
+  read.opcode = 0x0F;  // RDMA READ Response Last (IBA Table 37)
+  echo.on_ecn_marked(ctx2, read);
+  CHECK(ctx2.echoes == 3);
+  CHECK(ctx2.cnps.size() == 1);
 }
 
 TEST_CASE("dcqcn parameters: presets, ranges, and the cross-key check", "[quick][cc][dcqcn]") {
