@@ -239,27 +239,28 @@ TEST_CASE("V6 DCQCN fluid-model fixed point reproduces the published table",
   CHECK(fixed_point(10, 40e9).p < kPmax);
 }
 
-TEST_CASE("V6 DCQCN fixed-point queue N=2 at 40G", "[validation][V6]") {
+TEST_CASE("V6 DCQCN fixed-point queue N=2 at 40G", "[validation][V6][no_sanitizer]") {
   check_point(2, "40Gbps", 40e9);
 }
 
-TEST_CASE("V6 DCQCN fixed-point queue N=4 at 40G", "[validation][V6]") {
+TEST_CASE("V6 DCQCN fixed-point queue N=4 at 40G", "[validation][V6][no_sanitizer]") {
   check_point(4, "40Gbps", 40e9);
 }
 
-TEST_CASE("V6 DCQCN fixed-point queue N=8 at 40G", "[validation][V6]") {
+TEST_CASE("V6 DCQCN fixed-point queue N=8 at 40G", "[validation][V6][no_sanitizer]") {
   check_point(8, "40Gbps", 40e9);
 }
 
-TEST_CASE("V6 DCQCN fixed-point queue N=10 at 40G", "[validation][V6]") {
+TEST_CASE("V6 DCQCN fixed-point queue N=10 at 40G", "[validation][V6][no_sanitizer]") {
   check_point(10, "40Gbps", 40e9);
 }
 
-TEST_CASE("V6 DCQCN fixed-point queue N=16 at 40G (beyond Kmax)", "[validation][V6]") {
+TEST_CASE("V6 DCQCN fixed-point queue N=16 at 40G (beyond Kmax)",
+          "[validation][V6][no_sanitizer]") {
   check_point(16, "40Gbps", 40e9);
 }
 
-TEST_CASE("V6 DCQCN fixed-point queue grows with N at 40G", "[validation][V6]") {
+TEST_CASE("V6 DCQCN fixed-point queue grows with N at 40G", "[validation][V6][no_sanitizer]") {
   check_growth({2, 4, 8, 10, 16}, "40Gbps");
 }
 
