@@ -9,6 +9,7 @@
 // 1e-9, alpha to 1e-6.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "models/cc/dcqcn.h"
@@ -39,14 +40,16 @@ struct Step {
 
 struct StepResponse {
   std::vector<Step> events;
+  std::unique_ptr<Pair> pair;  // keeps the NICs, and so the algorithm, alive
   const Dcqcn* dcqcn = nullptr;
 };
 
 // One 64 MiB WRITE from a to b at 100 G, a CNP from b's QP at 20 us, run for
 // 3 ms after it.
 StepResponse run(const DcqcnConfig& cfg) {
-  Pair p;
   StepResponse r;
+  r.pair = std::make_unique<Pair>();
+  Pair& p = *r.pair;
   auto d = std::make_unique<Dcqcn>(cfg);
   Dcqcn* dq = d.get();
   RdmaNic& a = p.a;
