@@ -13,7 +13,7 @@ uint32_t roce_source_port(uint32_t host, uint32_t qpn) {
 
 FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<FlowSpec> flows,
                              const std::vector<RdmaNic*>& nics)
-    : Component(sim, std::move(name)),
+    : Workload(sim, std::move(name)),
       flows_(std::move(flows)),
       nics_(nics),
       start_(this, EventClass::kTraffic, id()) {
@@ -67,6 +67,25 @@ FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<Flow
 void FlowGenerator::setup() {
   for (const FlowSpec& f : flows_) nics_[f.src]->ctx().hold();
   if (!order_.empty()) ctx().schedule(start_, flows_[order_[0]].start);
+}
+
+void FlowGenerator::host_bytes(std::vector<int64_t>& bytes) const {
+  for (const FlowSpec& f : flows_) {
+    bytes[f.src] += f.bytes;
+    bytes[f.dst] += f.bytes;
+  }
+}
+
+int64_t FlowGenerator::bytes_total() const {
+  int64_t n = 0;
+  for (const FlowSpec& f : flows_) n += f.bytes;
+  return n;
+}
+
+int64_t FlowGenerator::bytes_delivered() const {
+  int64_t n = 0;
+  for (uint32_t i = 0; i < flows_.size(); ++i) n += delivered(i);
+  return n;
 }
 
 size_t FlowGenerator::completed() const {

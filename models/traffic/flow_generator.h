@@ -19,6 +19,8 @@
 //  6. The generator is an observer: it posts into NICs of any partition.
 //     Completions arrive from the NICs' partitions; each writes only its
 //     own flow's record.
+//  7. It is the Workload (models/traffic/workload.h) of a scenario's
+//     `traffic` items that expand into flows: a unit of work is a flow.
 #pragma once
 
 #include <algorithm>
@@ -30,6 +32,7 @@
 
 #include "models/cc/cc_algorithm.h"
 #include "models/nic/rdma_nic.h"
+#include "models/traffic/workload.h"
 #include "sim/simulation.h"
 
 namespace rdmasim {
@@ -64,7 +67,7 @@ struct FlowRecord {
 // of a QP pair carry the requester's).
 uint32_t roce_source_port(uint32_t host, uint32_t qpn);
 
-class FlowGenerator : public Component, public CompletionHandler {
+class FlowGenerator : public Workload, public CompletionHandler {
  public:
   // nics[h] is the NIC of host index h; flows' hosts must be in range.
   FlowGenerator(Simulation& sim, std::string name, std::vector<FlowSpec> flows,
@@ -128,8 +131,14 @@ class FlowGenerator : public Component, public CompletionHandler {
   // The parts of flow i: [first_part(i), first_part(i) + qps).
   uint32_t first_part(uint32_t i) const { return first_part_[i]; }
   uint32_t num_parts(uint32_t i) const { return std::max<uint32_t>(1, flows_[i].qps); }
-  size_t completed() const;  // successfully
-  size_t failed() const;
+  // Workload: each host's bytes are those of the flows it sends or
+  // receives; delivered bytes are delivered(i) summed over the flows.
+  void host_bytes(std::vector<int64_t>& bytes) const override;
+  int64_t bytes_total() const override;
+  int64_t bytes_delivered() const override;
+  size_t units() const override { return flows_.size(); }
+  size_t completed() const override;  // successfully
+  size_t failed() const override;
 
   void setup() override;
   void on_send_completion(uint32_t host, const Completion& c) override;

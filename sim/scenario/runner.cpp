@@ -5,6 +5,8 @@
 #include <cassert>
 #include <chrono>
 #include <map>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "models/cc/cc_sampler.h"
@@ -15,9 +17,12 @@
 #include "models/switch/switch.h"
 #include "models/traffic/flow_generator.h"
 #include "sim/cable.h"
+#include "sim/link_sampler.h"
+#include "sim/scenario/fabric_builder.h"
 #include "sim/scenario/fault_injector.h"
 #include "sim/scenario/ideal_fct.h"
 #include "sim/scenario/window_recorder.h"
+#include "sim/scenario/workloads.h"
 #include "topologies/partition.h"
 
 namespace rdmasim {
@@ -54,141 +59,72 @@ void merge_by_time_and_node(std::vector<std::vector<Event>>& parts, std::vector<
   });
 }
 
-}  // namespace
+// Placement: each node and the links into it run in the node's partition.
+// A host weighs the mean traffic per host plus the bytes its workloads make
+// it send and receive: the receiver of an incast does the work of many
+// senders. The workloads are observers (they post into any partition).
+void place_partitions(Simulation& sim, const Topology& topo, const Fabric& fabric,
+                      const Workloads& workloads, uint32_t threads) {
+  sim.set_partitions(threads);
+  std::vector<int64_t> weight(topo.num_hosts(), 0);
+  for (const Workload* w : workloads.all) w->host_bytes(weight);
+  int64_t bytes = 0;
+  for (const int64_t w : weight) bytes += w;
+  const int64_t mean = std::max<int64_t>(1, bytes / std::max<int64_t>(1, topo.num_hosts()));
+  for (int64_t& w : weight) w += mean;
+  const std::vector<uint32_t> part = partition_nodes(topo, threads, weight);
+  for (uint32_t id = 0; id < fabric.nodes.size(); ++id) {
+    fabric.nodes[id]->assign(sim.partition(part[id]));
+  }
+  for (size_t i = 0; i < fabric.cables.size(); ++i) {
+    const TopoLink& l = topo.links()[i];
+    place(fabric.cables[i], sim.partition(part[l.a]), sim.partition(part[l.b]));
+  }
+  for (Workload* w : workloads.all) sim.set_observer(*w);
+}
 
-RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
-  const auto wall_start = std::chrono::steady_clock::now();
-  const Topology& topo = sc.topology;
-  const RoceV2Format format(sc.fabric.ip, sc.fabric.vlan);
+// Observers and recorders, as the scenario's `output` asks: added in a fixed
+// order (their component ids are event tags), attached before setup, read
+// after the run. Not movable: the probes they attach point into them.
+class Recorders {
+ public:
+  Recorders(const Scenario& sc, uint32_t threads)
+      : sc_(sc), pfc_events_(threads), drop_events_(threads) {}
+  Recorders(const Recorders&) = delete;
+  Recorders& operator=(const Recorders&) = delete;
 
-  Simulation sim(sc.seed);
-  std::vector<Node*> nodes(topo.nodes().size());
-  std::vector<RdmaNic*> nics(topo.num_hosts());
-  std::vector<Switch*> switches;
-  for (uint32_t id = 0; id < topo.nodes().size(); ++id) {
-    const TopoNode& n = topo.node(id);
-    if (n.kind == NodeKind::kHost) {
-      nics[n.host_index] = &sim.add<RdmaNic>(n.name, n.host_index, sc.fabric.nic, format);
-      nics[n.host_index]->set_egress_selector(&sc.routes);
-      nodes[id] = nics[n.host_index];
-    } else {
-      switches.push_back(&sim.add<Switch>(n.name, sc.fabric.sw));
-      nodes[id] = switches.back();
-    }
-  }
-  std::vector<Cable> cables;
-  cables.reserve(topo.links().size());
-  for (const TopoLink& l : topo.links()) {
-    cables.push_back(connect(sim, *nodes[l.a], *nodes[l.b], l.rate, l.delay));
-    if (cables.back().a_port != l.a_port || cables.back().b_port != l.b_port) {
-      throw std::logic_error("port numbering differs between topology and devices");
-    }
-  }
-  if (sc.fabric.sw.forwarding == Forwarding::kCutThrough) {
-    // Links into switches deliver frames once their headers are in.
-    for (size_t i = 0; i < cables.size(); ++i) {
-      const TopoLink& l = topo.links()[i];
-      if (topo.node(l.b).kind == NodeKind::kSwitch)
-        cables[i].a_to_b->set_cut_through(sc.fabric.sw.cut_through_bytes);
-      if (topo.node(l.a).kind == NodeKind::kSwitch)
-        cables[i].b_to_a->set_cut_through(sc.fabric.sw.cut_through_bytes);
-    }
-  }
-  for (uint32_t id = 0; id < topo.nodes().size(); ++id) {
-    if (topo.node(id).kind == NodeKind::kSwitch) {
-      static_cast<Switch*>(nodes[id])->set_forwarding_table(sc.routes.table(id));
-    }
-  }
-  for (const auto& [node, rule] : sc.rewrites) static_cast<Switch*>(nodes[node])->add_rewrite(rule);
-  auto& traffic = sim.add<FlowGenerator>("traffic", sc.flows, nics);
-  const uint32_t threads = std::max<uint32_t>(1, options.threads);
-  if (threads > 1) {
-    // Each node and the links into it run in the node's partition.
-    sim.set_partitions(threads);
-    // A host weighs the mean traffic per host plus the bytes it sends and
-    // receives: the receiver of an incast does the work of many senders.
-    std::vector<int64_t> weight(topo.num_hosts(), 0);
-    int64_t bytes = 0;
-    for (const FlowSpec& f : sc.flows) {
-      weight[f.src] += f.bytes;
-      weight[f.dst] += f.bytes;
-      bytes += 2 * f.bytes;
-    }
-    const int64_t mean = std::max<int64_t>(1, bytes / std::max<int64_t>(1, topo.num_hosts()));
-    for (int64_t& w : weight) w += mean;
-    const std::vector<uint32_t> part = partition_nodes(topo, threads, weight);
-    for (uint32_t id = 0; id < nodes.size(); ++id) nodes[id]->assign(sim.partition(part[id]));
-    for (size_t i = 0; i < cables.size(); ++i) {
-      const TopoLink& l = topo.links()[i];
-      place(cables[i], sim.partition(part[l.a]), sim.partition(part[l.b]));
-    }
-    sim.set_observer(traffic);
-  }
+  void attach(Simulation& sim, const Fabric& fabric, const FlowGenerator& traffic);
+  // The deadlock detector, if any: it may decide the run's status.
+  const DeadlockDetector* deadlock() const { return deadlock_; }
+  // What they recorded (needs r.sim_time).
+  void collect(RunResult& r);
+  // The measurement window's counters at its ends (see collect_window).
+  void collect_window(RunResult& r, const Fabric& fabric);
+  const std::optional<WindowCounters>& window_start() const { return w_start_; }
+  const std::optional<WindowCounters>& window_end() const { return w_end_; }
+  // The links flow i's data took (output.flow_paths), its host's hop first.
+  std::vector<uint32_t> take_path(uint32_t i, const Fabric& fabric, const FlowGenerator& traffic);
 
-  // Observers and recorders, as the scenario's `output` asks.
-  RunResult r;
-  std::vector<const Switch*> const_switches(switches.begin(), switches.end());
-  DeadlockDetector* deadlock = nullptr;
-  if (sc.fabric.sw.deadlock_detection && !switches.empty()) {
-    deadlock = &sim.add<DeadlockDetector>(
-        "deadlock_detector", const_switches, sc.fabric.sw.deadlock_timeout,
-        sc.fabric.sw.deadlock_timeout / 2, sc.fabric.sw.deadlock_stop);
-    sim.set_observer(*deadlock);
-  }
-  QueueSampler* sampler = nullptr;
-  if (!sc.output.queue_interval.is_infinite() && !switches.empty()) {
-    sampler = &sim.add<QueueSampler>("queue_sampler", const_switches, sc.output.queue_interval);
-    sim.set_observer(*sampler);
-  }
-  if (!sc.faults.empty()) {
-    std::vector<Switch*> by_node(topo.nodes().size(), nullptr);
-    for (uint32_t id = 0; id < topo.nodes().size(); ++id) {
-      if (topo.node(id).kind == NodeKind::kSwitch) by_node[id] = static_cast<Switch*>(nodes[id]);
-    }
-    sim.set_observer(sim.add<FaultInjector>("faults", sc, cables, std::move(by_node), nics));
-  }
-  // Flow paths: the first data packet of each flow reports each switch's
-  // choice; the host's own first hop is its QP's port.
-  auto link_row = [&topo](uint32_t node, uint32_t port) {
+ private:
+  uint32_t link_row(uint32_t node, uint32_t port) const {
+    const Topology& topo = sc_.topology;
     const uint32_t k = topo.adjacency()[node][port].link;
     return topo.links()[k].a == node ? 2 * k : 2 * k + 1;
-  };
-  std::map<std::pair<uint32_t, uint32_t>, uint32_t> flow_of_qp;
-  std::vector<std::vector<uint32_t>> paths(sc.flows.size());
-  if (sc.output.flow_paths) {
-    for (uint32_t i = 0; i < sc.flows.size(); ++i) flow_of_qp[traffic.data_qp(i)] = i;
-    for (Switch* s : switches) {
-      s->route_probe.attach([&, node = s->id()](const Packet& p, uint32_t port) {
-        auto it = flow_of_qp.find({p.src, p.src_qpn});
-        if (it != flow_of_qp.end()) paths[it->second].push_back(link_row(node, port));
-      });
-    }
   }
-  LinkSampler* link_sampler = nullptr;
-  if (!sc.output.link_interval.is_infinite()) {
-    std::vector<const Link*> links;
-    for (const Cable& c : cables) {
-      links.push_back(c.a_to_b);
-      links.push_back(c.b_to_a);
-    }
-    link_sampler = &sim.add<LinkSampler>("link_sampler", std::move(links), sc.output.link_interval);
-    sim.set_observer(*link_sampler);
-  }
+
+  const Scenario& sc_;
+  DeadlockDetector* deadlock_ = nullptr;
+  QueueSampler* queue_sampler_ = nullptr;
+  LinkSampler* link_sampler_ = nullptr;
+  // Flow paths: the first data packet of each flow reports each switch's
+  // choice; the host's own first hop is its QP's port.
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> flow_of_qp_;
+  std::vector<std::vector<uint32_t>> paths_;
   // Recorded per partition (threads append side by side), merged after the
   // run in (time, node) order: the order within a node is its events', the
   // same for any number of threads.
-  std::vector<std::vector<PfcEvent>> pfc_events(threads);
-  std::vector<std::vector<DropEvent>> drop_events(threads);
-  for (Switch* s : switches) {
-    if (sc.output.pfc_events) {
-      s->pfc_probe.attach(
-          [&to = pfc_events[s->ctx().index()]](const PfcEvent& e) { to.push_back(e); });
-    }
-    if (sc.output.drop_events) {
-      s->drop_probe.attach(
-          [&to = drop_events[s->ctx().index()]](const DropEvent& e) { to.push_back(e); });
-    }
-  }
+  std::vector<std::vector<PfcEvent>> pfc_events_;
+  std::vector<std::vector<DropEvent>> drop_events_;
   // Congestion-control samples (output.cc_interval): one sampler per QP
   // whose algorithm reports a state, written only from its NIC's events
   // (models/cc/cc_sampler.h), so partitions need no merging but a sort.
@@ -197,99 +133,170 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     bool sender;
     CcSampler sampler;
   };
-  std::vector<SampledQp> sampled;
+  std::vector<SampledQp> sampled_;
+  // The measurement window (output.window): its snapshots, and the switches'
+  // exact queue averages over it (egress hooks, only when asked for).
+  WindowRecorder* window_ = nullptr;
+  std::vector<std::unique_ptr<QueueAverage>> averages_;
+  std::optional<WindowCounters> w_start_, w_end_;
+};
+
+void Recorders::attach(Simulation& sim, const Fabric& fabric, const FlowGenerator& traffic) {
+  const Scenario& sc = sc_;
+  const std::vector<Switch*>& switches = fabric.switches;
+  std::vector<const Switch*> const_switches(switches.begin(), switches.end());
+  if (sc.fabric.sw.deadlock_detection && !switches.empty()) {
+    deadlock_ = &sim.add<DeadlockDetector>(
+        "deadlock_detector", const_switches, sc.fabric.sw.deadlock_timeout,
+        sc.fabric.sw.deadlock_timeout / 2, sc.fabric.sw.deadlock_stop);
+    sim.set_observer(*deadlock_);
+  }
+  if (!sc.output.queue_interval.is_infinite() && !switches.empty()) {
+    queue_sampler_ =
+        &sim.add<QueueSampler>("queue_sampler", const_switches, sc.output.queue_interval);
+    sim.set_observer(*queue_sampler_);
+  }
+  if (!sc.faults.empty()) {
+    // Not a recorder, but an observer: added here, in its place among them.
+    sim.set_observer(
+        sim.add<FaultInjector>("faults", sc, fabric.cables, fabric.switch_of_node, fabric.nics));
+  }
+  paths_.resize(sc.flows.size());
+  if (sc.output.flow_paths) {
+    for (uint32_t i = 0; i < sc.flows.size(); ++i) flow_of_qp_[traffic.data_qp(i)] = i;
+    for (Switch* s : switches) {
+      s->route_probe.attach([this, node = s->id()](const Packet& p, uint32_t port) {
+        auto it = flow_of_qp_.find({p.src, p.src_qpn});
+        if (it != flow_of_qp_.end()) paths_[it->second].push_back(link_row(node, port));
+      });
+    }
+  }
+  if (!sc.output.link_interval.is_infinite()) {
+    link_sampler_ =
+        &sim.add<LinkSampler>("link_sampler", fabric.link_directions(), sc.output.link_interval);
+    sim.set_observer(*link_sampler_);
+  }
+  for (Switch* s : switches) {
+    if (sc.output.pfc_events) {
+      s->pfc_probe.attach(
+          [&to = pfc_events_[s->ctx().index()]](const PfcEvent& e) { to.push_back(e); });
+    }
+    if (sc.output.drop_events) {
+      s->drop_probe.attach(
+          [&to = drop_events_[s->ctx().index()]](const DropEvent& e) { to.push_back(e); });
+    }
+  }
   if (!sc.output.cc_interval.is_infinite()) {
     for (uint32_t i = 0; i < sc.flows.size(); ++i) {
       for (uint32_t k = 0; k < traffic.num_parts(i); ++k) {
         const uint32_t part = traffic.first_part(i) + k;
         auto add = [&](std::pair<uint32_t, uint32_t> qp, bool sender) {
-          if (nics[qp.first]->congestion_control(qp.second) == nullptr) return;
-          sampled.push_back(
+          if (fabric.nics[qp.first]->congestion_control(qp.second) == nullptr) return;
+          sampled_.push_back(
               SampledQp{i, k, qp.first, qp.second, sender, CcSampler(sc.output.cc_interval)});
         };
         add(traffic.part_sender(part), true);
         add(traffic.part_receiver(part), false);
       }
     }
-    for (SampledQp& q : sampled) {
-      nics[q.host]->congestion_control(q.qpn)->observe(
+    for (SampledQp& q : sampled_) {
+      fabric.nics[q.host]->congestion_control(q.qpn)->observe(
           [&sampler = q.sampler](const CcState& st) { sampler.change(st); });
     }
   }
-  // The measurement window (output.window): its snapshots, and the switches'
-  // exact queue averages over it (egress hooks, only when asked for).
-  WindowRecorder* window = nullptr;
-  std::vector<std::unique_ptr<QueueAverage>> averages;
   if (sc.output.window_given()) {
-    std::vector<const Link*> links;
-    for (const Cable& c : cables) {
-      links.push_back(c.a_to_b);
-      links.push_back(c.b_to_a);
-    }
-    window = &sim.add<WindowRecorder>("window", traffic, std::move(links), const_switches,
-                                      sc.output.window_start, sc.output.window_end);
-    sim.set_observer(*window);
+    window_ = &sim.add<WindowRecorder>("window", traffic, fabric.link_directions(), const_switches,
+                                       sc.output.window_start, sc.output.window_end);
+    sim.set_observer(*window_);
     for (Switch* s : switches) {
-      averages.push_back(std::make_unique<QueueAverage>(
+      averages_.push_back(std::make_unique<QueueAverage>(
           s->num_ports(), sc.output.window_start.value_or(Time::zero()),
           sc.output.window_end.value_or(Time::infinite())));
-      s->add_egress_hook(*averages.back(), 0xFF);
+      s->add_egress_hook(*averages_.back(), 0xFF);
     }
   }
-  if (options.progress || options.max_events > 0) {
-    int64_t total = 0;
-    for (const FlowSpec& f : sc.flows) total += f.bytes;
-    sim.set_progress_hook(
-        [&, total](const Simulation& s) {
-          if (options.max_events > 0 && s.events_dispatched() >= options.max_events) {
-            sim.request_stop();
-          }
-          if (!options.progress) return;
-          int64_t delivered = 0;
-          for (const RdmaNic* n : nics) delivered += n->counters().payload_bytes_delivered;
-          Progress p{s.now(), sc.stop.time, s.events_dispatched(),
-                     total > 0 ? static_cast<double>(delivered) / static_cast<double>(total) : 0.0};
-          options.progress(p);
-        },
-        options.max_events > 0 ? 4096 : 1 << 16);
-  }
+}
 
-  if (options.on_built) options.on_built(sim, switches);
-  sim.setup();
-  const auto loop_start = std::chrono::steady_clock::now();
-  const RunEnd end = sim.run(sc.stop.time);
-  const auto loop_end = std::chrono::steady_clock::now();
-  sim.finish();
-
-  if (deadlock != nullptr && deadlock->detected()) {
-    r.status = RunStatus::kDeadlock;
-    r.deadlock.detected = true;
-    r.deadlock.at = deadlock->detected_at();
-    r.deadlock.cycle = deadlock->cycle();
-  } else if (traffic.failed() > 0) {
-    r.status = RunStatus::kQpError;
-  } else if (traffic.completed() == sc.flows.size()) {
-    r.status = RunStatus::kComplete;
-  } else if (end == RunEnd::kTimeLimit) {
-    r.status = RunStatus::kTimeLimit;
-  } else {
-    r.status = RunStatus::kStalled;
-  }
-  if (sampler != nullptr) r.queue_samples = std::move(sampler->samples());
-  if (link_sampler != nullptr) r.link_samples = std::move(link_sampler->samples());
-  r.sim_time = sim.now();
-  r.events = sim.events_dispatched();
-  r.fingerprint = sim.fingerprint();
-  r.packets_created = sim.packets_created();
-  r.threads = threads;
-  r.phases = sim.phases();
-  if (threads > 1) {
-    for (uint32_t i = 0; i < threads; ++i) {
-      r.partition_events.push_back(sim.partition(i).events_dispatched());
+void Recorders::collect(RunResult& r) {
+  if (queue_sampler_ != nullptr) r.queue_samples = std::move(queue_sampler_->samples());
+  if (link_sampler_ != nullptr) r.link_samples = std::move(link_sampler_->samples());
+  merge_by_time_and_node(pfc_events_, r.pfc_events);
+  merge_by_time_and_node(drop_events_, r.drop_events);
+  // Congestion-control samples, in time order; at one time by flow, part,
+  // sender first, then as recorded.
+  for (SampledQp& q : sampled_) {
+    q.sampler.finish(r.sim_time);
+    for (const CcSampleRow& row : q.sampler.rows()) {
+      r.cc_samples.push_back(CcSampleResult{row.time, q.flow, q.part, q.host, q.qpn, q.sender,
+                                            row.state, row.changes});
     }
   }
-  merge_by_time_and_node(pfc_events, r.pfc_events);
-  merge_by_time_and_node(drop_events, r.drop_events);
+  std::stable_sort(
+      r.cc_samples.begin(), r.cc_samples.end(),
+      [](const CcSampleResult& a, const CcSampleResult& b) { return a.time < b.time; });
+}
+
+// The measurement window: (start, end], clipped to the run. Its counters at
+// the start are zero without a start, missing if the run ended first (an
+// empty window); at the end, the final ones unless the run went on. Needs
+// r.sim_time, r.pfc_frames_sent and r.queue_totals.
+void Recorders::collect_window(RunResult& r, const Fabric& fabric) {
+  const Scenario& sc = sc_;
+  RunResult::Window& w = r.window;
+  w.given = sc.output.window_given();
+  w.start = sc.output.window_start.value_or(Time::zero());
+  w.end = std::min(sc.output.window_end.value_or(Time::infinite()), r.sim_time);
+  if (window_ != nullptr) {
+    w_end_ = window_->at_end() ? *window_->at_end() : window_->take();
+    if (sc.output.window_start) w_start_ = window_->at_start();
+  }
+  if (!sc.output.window_start) {
+    w_start_ = WindowCounters{};  // before the first event: nothing yet
+    w_start_->delivered.assign(sc.flows.size(), 0);
+    w_start_->links.assign(2 * fabric.cables.size(), LinkCounters{});
+  }
+  if (!w_start_) w.end = w.start;  // the run ended before the window began
+  if (w_start_ && w_end_) w.pfc_frames_sent = w_end_->pfc_frames_sent - w_start_->pfc_frames_sent;
+  if (w_start_ && !w_end_) w.pfc_frames_sent = r.pfc_frames_sent;
+  w.queue_averages = !averages_.empty();
+  if (w.queue_averages) {
+    std::vector<size_t> average_of(sc.topology.nodes().size(), 0);  // node id -> switch index
+    for (size_t k = 0; k < fabric.switches.size(); ++k) average_of[fabric.switches[k]->id()] = k;
+    for (RunResult::QueueTotals& q : r.queue_totals) {
+      const QueueAverage& a = *averages_[average_of[q.node]];
+      q.window_mean_bytes = w_start_ ? a.mean_bytes(q.port, q.priority, w.end) : 0.0;
+      q.window_peak_bytes = w_start_ ? a.peak_bytes(q.port, q.priority, w.end) : 0;
+    }
+  }
+}
+
+std::vector<uint32_t> Recorders::take_path(uint32_t i, const Fabric& fabric,
+                                           const FlowGenerator& traffic) {
+  std::vector<uint32_t>& path = paths_[i];
+  if (sc_.output.flow_paths) {
+    const Topology& topo = sc_.topology;
+    const auto [host, qpn] = traffic.data_qp(i);
+    const uint32_t port = fabric.nics[host]->qp(qpn).port();
+    // Only flows whose first packet crossed a switch, or hosts cabled
+    // directly (no switch to report): the host's hop starts the path.
+    if (!path.empty() ||
+        topo.node(topo.adjacency()[topo.hosts()[host]][port].neighbor).kind == NodeKind::kHost) {
+      path.insert(path.begin(), link_row(topo.hosts()[host], port));
+    }
+  }
+  return std::move(path);
+}
+
+RunStatus status_of(const Recorders& rec, const Workloads& workloads, RunEnd end) {
+  if (rec.deadlock() != nullptr && rec.deadlock()->detected()) return RunStatus::kDeadlock;
+  if (workloads.failed() > 0) return RunStatus::kQpError;
+  if (workloads.finished()) return RunStatus::kComplete;
+  return end == RunEnd::kTimeLimit ? RunStatus::kTimeLimit : RunStatus::kStalled;
+}
+
+// Collection: the switches' counters, per queue and in all.
+void collect_switches(RunResult& r, const Scenario& sc, const Fabric& fabric) {
+  const std::vector<Switch*>& switches = fabric.switches;
   for (uint8_t reason = 1; reason < static_cast<uint8_t>(DropReason::kCount); ++reason) {
     uint64_t n = 0;
     for (const Switch* s : switches) n += s->drops(static_cast<DropReason>(reason));
@@ -312,7 +319,11 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     r.switch_buffer_peak = std::max(r.switch_buffer_peak, s->mmu().peak_used());
   }
   r.switch_buffer_size = sc.fabric.sw.buffer.count();
-  for (const RdmaNic* n : nics) {
+}
+
+// Collection: the NICs' counters, in all.
+void collect_nics(RunResult& r, const Fabric& fabric) {
+  for (const RdmaNic* n : fabric.nics) {
     const NicCounters& c = n->counters();
     r.out_of_sequence += c.out_of_sequence;
     r.retransmissions += c.retransmitted_packets;
@@ -327,44 +338,17 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
         r.cc.rate_cuts += cc->decreases();
     }
   }
+}
 
-  // The measurement window: (start, end], clipped to the run. Its counters
-  // at the start are zero without a start, missing if the run ended first
-  // (an empty window); at the end, the final ones unless the run went on.
-  std::optional<WindowCounters> w_start, w_end;
-  {
-    RunResult::Window& w = r.window;
-    w.given = sc.output.window_given();
-    w.start = sc.output.window_start.value_or(Time::zero());
-    w.end = std::min(sc.output.window_end.value_or(Time::infinite()), r.sim_time);
-    if (window != nullptr) {
-      w_end = window->at_end() ? *window->at_end() : window->take();
-      if (sc.output.window_start) w_start = window->at_start();
-    }
-    if (!sc.output.window_start) {
-      w_start = WindowCounters{};  // before the first event: nothing yet
-      w_start->delivered.assign(sc.flows.size(), 0);
-      w_start->links.assign(2 * cables.size(), LinkCounters{});
-    }
-    if (!w_start) w.end = w.start;  // the run ended before the window began
-    if (w_start && w_end) w.pfc_frames_sent = w_end->pfc_frames_sent - w_start->pfc_frames_sent;
-    if (w_start && !w_end) w.pfc_frames_sent = r.pfc_frames_sent;
-    w.queue_averages = !averages.empty();
-    if (w.queue_averages) {
-      std::vector<size_t> average_of(topo.nodes().size(), 0);  // node id -> switch index
-      for (size_t k = 0; k < switches.size(); ++k) average_of[switches[k]->id()] = k;
-      for (RunResult::QueueTotals& q : r.queue_totals) {
-        const QueueAverage& a = *averages[average_of[q.node]];
-        q.window_mean_bytes = w_start ? a.mean_bytes(q.port, q.priority, w.end) : 0.0;
-        q.window_peak_bytes = w_start ? a.peak_bytes(q.port, q.priority, w.end) : 0;
-      }
-    }
-  }
-
-  for (size_t i = 0; i < cables.size(); ++i) {
+// Collection: every link direction, in all and within the window.
+void collect_links(RunResult& r, const Scenario& sc, const Fabric& fabric,
+                   const std::optional<WindowCounters>& w_start,
+                   const std::optional<WindowCounters>& w_end) {
+  const Topology& topo = sc.topology;
+  for (size_t i = 0; i < fabric.cables.size(); ++i) {
     const TopoLink& l = topo.links()[i];
     for (int dir = 0; dir < 2; ++dir) {
-      const Link& link = dir == 0 ? *cables[i].a_to_b : *cables[i].b_to_a;
+      const Link& link = dir == 0 ? *fabric.cables[i].a_to_b : *fabric.cables[i].b_to_a;
       const LinkCounters& c = link.counters();
       LinkResult lr;
       lr.link = static_cast<uint32_t>(i);
@@ -395,21 +379,18 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
       r.links.push_back(lr);
     }
   }
+}
 
-  const IdealFct ideal(topo, sc.routes, sc.fabric.nic, sc.fabric.sw, format, sc.seed);
+// Collection: every flow of the flow generator, and the window's congestion
+// notification over them.
+void collect_flows(RunResult& r, const Scenario& sc, const Fabric& fabric,
+                   const FlowGenerator& traffic, Recorders& rec, const RoceV2Format& format) {
+  const std::optional<WindowCounters>& w_start = rec.window_start();
+  const std::optional<WindowCounters>& w_end = rec.window_end();
+  const IdealFct ideal(sc.topology, sc.routes, sc.fabric.nic, sc.fabric.sw, format, sc.seed);
   for (uint32_t i = 0; i < sc.flows.size(); ++i) {
     const FlowSpec& f = sc.flows[i];
-    if (sc.output.flow_paths) {
-      const auto [host, qpn] = traffic.data_qp(i);
-      const uint32_t port = nics[host]->qp(qpn).port();
-      // Only flows whose first packet crossed a switch, or hosts cabled
-      // directly (no switch to report): the host's hop starts the path.
-      if (!paths[i].empty() ||
-          topo.node(topo.adjacency()[topo.hosts()[host]][port].neighbor).kind == NodeKind::kHost) {
-        paths[i].insert(paths[i].begin(), link_row(topo.hosts()[host], port));
-      }
-    }
-    const FlowRecord& rec = traffic.records()[i];
+    const FlowRecord& rec_i = traffic.records()[i];
     FlowResult fr;
     fr.id = i;
     fr.name = f.name;
@@ -421,12 +402,12 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     const auto progress = traffic.first_tx(i);
     fr.started = progress.has_value();
     fr.first_tx = progress.value_or(Time::zero());
-    fr.finish = rec.finish;
-    fr.done = rec.done;
-    fr.failed = rec.failed;
-    if (rec.failed) fr.error = to_string(rec.status);
+    fr.finish = rec_i.finish;
+    fr.done = rec_i.done;
+    fr.failed = rec_i.failed;
+    if (rec_i.failed) fr.error = to_string(rec_i.status);
     fr.retransmissions = traffic.retransmissions(i);
-    fr.path = std::move(paths[i]);
+    fr.path = rec.take_path(i, fabric, traffic);
     fr.item = f.item;
     fr.ideal_fct = ideal.of(f, traffic.part_qps(i));
     const FlowGenerator::CcCounts cc = traffic.cc_counts(i);
@@ -456,19 +437,73 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     r.window.ecn_echo_acks = d.ecn_echo_acks;
     r.window.rate_cuts = d.rate_cuts;
   }
+}
 
-  // Congestion-control samples, in time order; at one time by flow, part,
-  // sender first, then as recorded.
-  for (SampledQp& q : sampled) {
-    q.sampler.finish(r.sim_time);
-    for (const CcSampleRow& row : q.sampler.rows()) {
-      r.cc_samples.push_back(CcSampleResult{row.time, q.flow, q.part, q.host, q.qpn, q.sender,
-                                            row.state, row.changes});
+}  // namespace
+
+RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const RoceV2Format format(sc.fabric.ip, sc.fabric.vlan);
+  const uint32_t threads = std::max<uint32_t>(1, options.threads);
+
+  // Build: the devices, then the workloads on their NICs.
+  Simulation sim(sc.seed);
+  const Fabric fabric = build_fabric(sim, sc, format);
+  Workloads workloads = build_workloads(sim, sc, fabric.nics);
+  if (options.add_workloads) options.add_workloads(sim, fabric.nics, workloads.all);
+  // Placement.
+  if (threads > 1) place_partitions(sim, sc.topology, fabric, workloads, threads);
+  // Recorders.
+  Recorders recorders(sc, threads);
+  recorders.attach(sim, fabric, *workloads.flows);
+  if (options.progress || options.max_events > 0) {
+    const int64_t total = workloads.bytes_total();
+    sim.set_progress_hook(
+        [&, total](const Simulation& s) {
+          if (options.max_events > 0 && s.events_dispatched() >= options.max_events) {
+            sim.request_stop();
+          }
+          if (!options.progress) return;
+          const int64_t delivered = workloads.bytes_delivered();
+          Progress p{s.now(), sc.stop.time, s.events_dispatched(),
+                     total > 0 ? static_cast<double>(delivered) / static_cast<double>(total) : 0.0};
+          options.progress(p);
+        },
+        options.max_events > 0 ? 4096 : 1 << 16);
+  }
+
+  if (options.on_built) options.on_built(sim, fabric.switches);
+  sim.setup();
+  const auto loop_start = std::chrono::steady_clock::now();
+  const RunEnd end = sim.run(sc.stop.time);
+  const auto loop_end = std::chrono::steady_clock::now();
+  sim.finish();
+
+  // Collection.
+  RunResult r;
+  r.status = status_of(recorders, workloads, end);
+  if (r.status == RunStatus::kDeadlock) {
+    r.deadlock.detected = true;
+    r.deadlock.at = recorders.deadlock()->detected_at();
+    r.deadlock.cycle = recorders.deadlock()->cycle();
+  }
+  r.sim_time = sim.now();
+  r.events = sim.events_dispatched();
+  r.fingerprint = sim.fingerprint();
+  r.packets_created = sim.packets_created();
+  r.threads = threads;
+  r.phases = sim.phases();
+  if (threads > 1) {
+    for (uint32_t i = 0; i < threads; ++i) {
+      r.partition_events.push_back(sim.partition(i).events_dispatched());
     }
   }
-  std::stable_sort(
-      r.cc_samples.begin(), r.cc_samples.end(),
-      [](const CcSampleResult& a, const CcSampleResult& b) { return a.time < b.time; });
+  recorders.collect(r);
+  collect_switches(r, sc, fabric);
+  collect_nics(r, fabric);
+  recorders.collect_window(r, fabric);
+  collect_links(r, sc, fabric, recorders.window_start(), recorders.window_end());
+  collect_flows(r, sc, fabric, *workloads.flows, recorders, format);
 
   r.wall.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

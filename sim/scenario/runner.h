@@ -1,6 +1,9 @@
-// Runner: builds the devices of a Scenario into a Simulation, runs it, and
-// collects a RunResult. The one place that knows which model class each
-// topology node becomes.
+// Runner: builds a Scenario into a Simulation, runs it, and collects a
+// RunResult, in four steps (runner.cpp): build (the fabric,
+// sim/scenario/fabric_builder.h, and the workloads,
+// sim/scenario/workloads.h), placement (partitions, weighed by the
+// workloads), recorders (observers and probes as `output` asks) and
+// collection. The run's status and progress come from the workloads.
 #pragma once
 
 #include <functional>
@@ -12,13 +15,15 @@
 
 namespace rdmasim {
 
+class RdmaNic;
 class Switch;
+class Workload;
 
 struct Progress {
   Time now;
   Time stop;  // Time::infinite() if none
   uint64_t events = 0;
-  double fraction_done = 0;  // payload delivered / payload posted by all flows
+  double fraction_done = 0;  // payload delivered / payload of all workloads
 };
 
 struct RunOptions {
@@ -30,6 +35,11 @@ struct RunOptions {
   // Called once the devices are built, before setup(): tests attach their
   // own observers (sim.add, then sim.set_observer) that read the switches.
   std::function<void(Simulation&, const std::vector<Switch*>&)> on_built;
+  // Called once the scenario's workloads are built, before placement:
+  // tests add workloads of their own on the NICs (by host index), which
+  // then count in the run's status, progress and thread weights.
+  std::function<void(Simulation&, const std::vector<RdmaNic*>&, std::vector<Workload*>&)>
+      add_workloads;
   // Stops the run (status stalled) once about this many events have been
   // dispatched, checked every 4096 events; 0: no limit. For the fuzz target
   // that runs mutated scenarios (test/fuzz/), where a run must stay short.

@@ -1,10 +1,9 @@
-// A loaded scenario built into a Simulation in-process, device for device as
-// run_scenario builds it (sim/scenario/runner.cpp: NICs, switches, cables,
-// cut-through, forwarding tables, rewrites, the flow generator), so that a
-// test can reach the switches and NICs, register egress hooks before setup
-// and run in steps (sample counters at a window's edges). One partition; no
-// outputs, faults or deadlock detector (an observer that changes nothing
-// unless a deadlock stops the run). `ScenarioSim matches run_scenario`
+// A loaded scenario built into a Simulation in-process as run_scenario
+// builds it (its build step: build_fabric, sim/scenario/fabric_builder.h,
+// then build_workloads), so that a test can reach the switches and NICs,
+// register egress hooks before setup and run in steps (sample counters at a window's edges). One
+// partition; no outputs, faults or deadlock detector (an observer that changes nothing unless a
+// deadlock stops the run). `ScenarioSim matches run_scenario`
 // (test/scenarios/dcqcn_scenarios_test.cpp) checks it runs the same events.
 //
 // dcqcn_config: the DCQCN settings a scenario resolved for fabric.cc, so a
@@ -32,7 +31,9 @@
 #include "models/switch/switch.h"
 #include "models/traffic/flow_generator.h"
 #include "sim/cable.h"
+#include "sim/scenario/fabric_builder.h"
 #include "sim/scenario/scenario.h"
+#include "sim/scenario/workloads.h"
 #include "sim/simulation.h"
 
 namespace rdmasim::testing {
@@ -42,42 +43,12 @@ class ScenarioSim {
   explicit ScenarioSim(const Scenario& sc)
       : sc_(sc), format_(sc.fabric.ip, sc.fabric.vlan), sim(sc.seed) {
     if (!sc.faults.empty()) throw std::logic_error("ScenarioSim: faults are not built");
-    const Topology& topo = sc.topology;
-    std::vector<Node*> nodes(topo.nodes().size());
-    nics.resize(topo.num_hosts());
-    switch_of_node.assign(topo.nodes().size(), nullptr);
-    for (uint32_t id = 0; id < topo.nodes().size(); ++id) {
-      const TopoNode& n = topo.node(id);
-      if (n.kind == NodeKind::kHost) {
-        nics[n.host_index] = &sim.add<RdmaNic>(n.name, n.host_index, sc.fabric.nic, format_);
-        nics[n.host_index]->set_egress_selector(&sc.routes);
-        nodes[id] = nics[n.host_index];
-      } else {
-        switch_of_node[id] = &sim.add<Switch>(n.name, sc.fabric.sw);
-        switches.push_back(switch_of_node[id]);
-        nodes[id] = switch_of_node[id];
-      }
-    }
-    for (const TopoLink& l : topo.links()) {
-      cables.push_back(connect(sim, *nodes[l.a], *nodes[l.b], l.rate, l.delay));
-      if (cables.back().a_port != l.a_port || cables.back().b_port != l.b_port)
-        throw std::logic_error("port numbering differs between topology and devices");
-    }
-    if (sc.fabric.sw.forwarding == Forwarding::kCutThrough) {
-      for (size_t i = 0; i < cables.size(); ++i) {
-        const TopoLink& l = topo.links()[i];
-        if (topo.node(l.b).kind == NodeKind::kSwitch)
-          cables[i].a_to_b->set_cut_through(sc.fabric.sw.cut_through_bytes);
-        if (topo.node(l.a).kind == NodeKind::kSwitch)
-          cables[i].b_to_a->set_cut_through(sc.fabric.sw.cut_through_bytes);
-      }
-    }
-    for (uint32_t id = 0; id < topo.nodes().size(); ++id) {
-      if (switch_of_node[id] != nullptr)
-        switch_of_node[id]->set_forwarding_table(sc.routes.table(id));
-    }
-    for (const auto& [node, rule] : sc.rewrites) switch_of_node[node]->add_rewrite(rule);
-    traffic = &sim.add<FlowGenerator>("traffic", sc.flows, nics);
+    Fabric f = build_fabric(sim, sc, format_);
+    nics = std::move(f.nics);
+    switches = std::move(f.switches);
+    switch_of_node = std::move(f.switch_of_node);
+    cables = std::move(f.cables);
+    traffic = build_workloads(sim, sc, nics).flows;
   }
 
   const Scenario& scenario() const { return sc_; }

@@ -14,8 +14,8 @@ namespace {
 
 // A test-only workload: its own QP pairs on the two NICs, SENDs and READs on
 // them, every completion it is given recorded.
-struct Workload : CompletionHandler {
-  Workload(RdmaNic& nic_a, RdmaNic& nic_b, int pairs) : a(nic_a), b(nic_b) {
+struct TestWorkload : CompletionHandler {
+  TestWorkload(RdmaNic& nic_a, RdmaNic& nic_b, int pairs) : a(nic_a), b(nic_b) {
     for (int i = 0; i < pairs; ++i) {
       const auto [qa, qb] = connect_qps(a, b, 0x4000 + i, this);
       requester_qps.push_back(qa);
@@ -58,7 +58,7 @@ TEST_CASE("a workload sharing the NICs with the flow generator sees only its com
     flows.push_back(f);
   }
   FlowGenerator& gen = sim.add<FlowGenerator>("traffic", flows, std::vector<RdmaNic*>{&a, &b});
-  Workload w(a, b, 2);
+  TestWorkload w(a, b, 2);
   sim.setup();
   // Work request ids 0..8 collide with the generator's part ids on purpose: a
   // completion routed to the wrong handler would complete the wrong flow.

@@ -1,0 +1,61 @@
+#include "sim/scenario/fabric_builder.h"
+
+#include <stdexcept>
+
+namespace rdmasim {
+
+std::vector<const Link*> Fabric::link_directions() const {
+  std::vector<const Link*> links;
+  links.reserve(2 * cables.size());
+  for (const Cable& c : cables) {
+    links.push_back(c.a_to_b);
+    links.push_back(c.b_to_a);
+  }
+  return links;
+}
+
+Fabric build_fabric(Simulation& sim, const Scenario& sc, const RoceV2Format& format) {
+  const Topology& topo = sc.topology;
+  Fabric f;
+  f.nodes.resize(topo.nodes().size());
+  f.nics.resize(topo.num_hosts());
+  f.switch_of_node.assign(topo.nodes().size(), nullptr);
+  for (uint32_t id = 0; id < topo.nodes().size(); ++id) {
+    const TopoNode& n = topo.node(id);
+    if (n.kind == NodeKind::kHost) {
+      RdmaNic& nic = sim.add<RdmaNic>(n.name, n.host_index, sc.fabric.nic, format);
+      nic.set_egress_selector(&sc.routes);
+      f.nics[n.host_index] = &nic;
+      f.nodes[id] = &nic;
+    } else {
+      f.switch_of_node[id] = &sim.add<Switch>(n.name, sc.fabric.sw);
+      f.switches.push_back(f.switch_of_node[id]);
+      f.nodes[id] = f.switch_of_node[id];
+    }
+  }
+  f.cables.reserve(topo.links().size());
+  for (const TopoLink& l : topo.links()) {
+    f.cables.push_back(connect(sim, *f.nodes[l.a], *f.nodes[l.b], l.rate, l.delay));
+    if (f.cables.back().a_port != l.a_port || f.cables.back().b_port != l.b_port) {
+      throw std::logic_error("port numbering differs between topology and devices");
+    }
+  }
+  if (sc.fabric.sw.forwarding == Forwarding::kCutThrough) {
+    // Links into switches deliver frames once their headers are in.
+    for (size_t i = 0; i < f.cables.size(); ++i) {
+      const TopoLink& l = topo.links()[i];
+      if (topo.node(l.b).kind == NodeKind::kSwitch)
+        f.cables[i].a_to_b->set_cut_through(sc.fabric.sw.cut_through_bytes);
+      if (topo.node(l.a).kind == NodeKind::kSwitch)
+        f.cables[i].b_to_a->set_cut_through(sc.fabric.sw.cut_through_bytes);
+    }
+  }
+  for (uint32_t id = 0; id < topo.nodes().size(); ++id) {
+    if (f.switch_of_node[id] != nullptr)
+      f.switch_of_node[id]->set_forwarding_table(sc.routes.table(id));
+  }
+  for (const auto& [node, rule] : sc.rewrites) f.switch_of_node[node]->add_rewrite(rule);
+  return f;
+}
+
+}  // namespace rdmasim
