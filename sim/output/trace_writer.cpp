@@ -8,10 +8,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include "sim/output/trace_tables.h"
 #include "sim/output/version.h"
 
 namespace rdmasim {
 namespace {
+
+using namespace trace;  // NOLINT: the row structs
 
 // Owns one HDF5 identifier and closes it with the matching function.
 class Id {
@@ -62,28 +65,47 @@ void int_attribute(hid_t obj, const char* name, int64_t value) {
   check(H5Awrite(attr, H5T_NATIVE_INT64, &value), name);
 }
 
-// A compound table: `Row` in memory, described field by field; written with
-// a packed file type so struct padding never reaches the file.
-template <class Row>
-class Table {
- public:
-  Table() : mem_(H5Tcreate(H5T_COMPOUND, sizeof(Row)), H5Tclose, "compound type") {}
-  void field(const char* name, size_t offset, hid_t type) {
-    check(H5Tinsert(mem_, name, offset, type), name);
+// HDF5's native type of a column type; `str` is the file's string type.
+hid_t native_type(ColumnType t, hid_t str) {
+  switch (t) {
+    case ColumnType::kUint8:
+      return H5T_NATIVE_UINT8;
+    case ColumnType::kUint16:
+      return H5T_NATIVE_UINT16;
+    case ColumnType::kUint32:
+      return H5T_NATIVE_UINT32;
+    case ColumnType::kInt32:
+      return H5T_NATIVE_INT32;
+    case ColumnType::kUint64:
+      return H5T_NATIVE_UINT64;
+    case ColumnType::kInt64:
+      return H5T_NATIVE_INT64;
+    case ColumnType::kFloat64:
+      return H5T_NATIVE_DOUBLE;
+    case ColumnType::kString:
+      return str;
   }
-  void write(hid_t parent, const char* name, const std::vector<Row>& rows, hid_t dcpl) {
-    Id file_type(H5Tcopy(mem_), H5Tclose, "file type");
-    check(H5Tpack(file_type), "packed type");
-    const hsize_t dims[1] = {rows.size()};
-    Id space(H5Screate_simple(1, dims, nullptr), H5Sclose, "dataspace");
-    Id ds(H5Dcreate2(parent, name, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose,
-          name);
-    if (!rows.empty()) check(H5Dwrite(ds, mem_, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), name);
-  }
+  return str;
+}
 
- private:
-  Id mem_;
-};
+// A table as its row struct declares it (trace_tables.h): the compound type
+// of its columns in memory, written with a packed file type so struct
+// padding never reaches the file.
+template <class Row>
+void write_table(hid_t parent, const std::vector<Row>& rows, hid_t str, hid_t dcpl) {
+  const TraceTable& t = Row::table();
+  const char* name = t.name.c_str();
+  Id mem(H5Tcreate(H5T_COMPOUND, t.row_size), H5Tclose, "compound type");
+  for (const TraceColumn& c : t.columns) {
+    check(H5Tinsert(mem, c.name.c_str(), c.offset, native_type(c.type, str)), c.name.c_str());
+  }
+  Id file_type(H5Tcopy(mem), H5Tclose, "file type");
+  check(H5Tpack(file_type), "packed type");
+  const hsize_t dims[1] = {rows.size()};
+  Id space(H5Screate_simple(1, dims, nullptr), H5Sclose, "dataspace");
+  Id ds(H5Dcreate2(parent, name, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose, name);
+  if (!rows.empty()) check(H5Dwrite(ds, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), name);
+}
 
 // Rows with every byte zero (padding included) before the fields are set, so
 // that nothing uninitialised can reach the file.
@@ -96,115 +118,7 @@ std::vector<Row> zeroed(size_t n) {
   return rows;
 }
 
-#define RDMASIM_FIELD(table, Row, member, type) table.field(#member, offsetof(Row, member), type)
-
 constexpr int64_t kTraceFormatVersion = 1;
-
-struct NodeRow {
-  uint32_t id;
-  const char* name;
-  const char* kind;
-  const char* tier;
-  const char* group;
-  int32_t host_index;
-  uint32_t num_ports;
-};
-
-struct PfcRow {
-  int64_t time;
-  uint32_t node, port;
-  uint8_t priority;
-  uint8_t pause;  // 1 pause, 0 resume
-  uint8_t sent;   // 1 sent by `node`, 0 received by it
-  uint16_t quanta;
-};
-
-struct DropRow {
-  int64_t time;
-  uint32_t node, port;
-  uint8_t priority;
-  const char* reason;
-  uint32_t bytes;
-};
-
-struct QueueRow {
-  int64_t time;
-  uint32_t node, port;
-  uint8_t priority;
-  int64_t bytes;
-};
-
-struct LinkSampleRow {
-  int64_t time;
-  uint32_t row;  // the /links row (link direction) sampled
-  uint64_t frames;
-  int64_t wire_bytes, payload_bytes;  // cumulative
-};
-
-struct QueueTotalsRow {
-  uint32_t node, port;
-  uint8_t priority;
-  uint64_t enqueued, ecn_marked;
-  int64_t peak_bytes;
-  uint64_t drop_headroom, drop_buffer, drop_egress_limit, drop_watchdog;
-  uint64_t watchdog_triggers;
-  double window_mean_bytes;   // time-average within the window; -1 if not computed
-  int64_t window_peak_bytes;  // peak within the window; -1 if not computed
-};
-
-struct PathRow {
-  uint32_t flow, hop, row;  // row: the /links row (direction) of hop `hop`
-};
-
-struct DeadlockRow {
-  uint32_t node, port;
-  uint8_t priority;
-};
-
-struct FlowRow {
-  uint32_t id;
-  uint32_t src, dst;  // node ids
-  int64_t bytes;
-  const char* op;
-  const char* name;
-  int64_t start;     // ps: when posted (the scenario's start)
-  int64_t first_tx;  // ps: first packet's start of transmission; -1 if never sent
-  int64_t finish;    // ps: requester completion; -1 if not done
-  int64_t fct;       // finish - first_tx; -1 if not done
-  uint8_t done;
-  uint64_t retransmissions;  // packets its QP pair sent again
-  const char* error;         // "" or the error completion status of a failed flow
-  uint32_t item;             // the traffic[item] it came from
-  int64_t ideal_fct;         // ps: its FCT alone on the idle fabric (closed form)
-  double slowdown;           // fct / ideal_fct; -1 if not done
-  uint64_t cnps_received;    // by the QPs sending its data
-  uint64_t cnps_sent;        // by the QPs receiving it
-  uint64_t ecn_marked;       // CE-marked packets the receiving QPs got
-  uint64_t ecn_echo_acks;    // ACKs with an ECN echo the sending QPs got
-  uint64_t rate_cuts;        // the sending QPs' algorithms' cuts
-  int64_t window_bytes;      // payload delivered within the measurement window
-};
-
-struct CcRow {
-  int64_t time;
-  uint32_t flow, part;
-  uint32_t node, qpn;  // the QP: its host's node id and its QPN
-  uint8_t sender;      // 1: it sends the flow's data
-  double rate_bps, target_bps, alpha;
-  int64_t window;
-  uint32_t changes;
-};
-
-struct LinkRow {
-  uint32_t link;  // topology link index; each has two rows, one per direction
-  uint32_t from_node, to_node, from_port, to_port;
-  int64_t rate_bps, delay_ps;
-  uint8_t failed;
-  uint64_t frames, data_frames;
-  int64_t wire_bytes, payload_bytes, busy_ps;
-  uint64_t window_frames;  // within the measurement window
-  int64_t window_wire_bytes, window_payload_bytes, window_busy_ps;
-};
 
 void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   Id gcpl(untimed(H5P_GROUP_CREATE), H5Pclose, "group properties");
@@ -245,15 +159,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       rows[i].host_index = n.kind == NodeKind::kHost ? static_cast<int32_t>(n.host_index) : -1;
       rows[i].num_ports = n.num_ports;
     }
-    Table<NodeRow> t;
-    RDMASIM_FIELD(t, NodeRow, id, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, NodeRow, name, str);
-    RDMASIM_FIELD(t, NodeRow, kind, str);
-    RDMASIM_FIELD(t, NodeRow, tier, str);
-    RDMASIM_FIELD(t, NodeRow, group, str);
-    RDMASIM_FIELD(t, NodeRow, host_index, H5T_NATIVE_INT32);
-    RDMASIM_FIELD(t, NodeRow, num_ports, H5T_NATIVE_UINT32);
-    t.write(file, "nodes", rows, dcpl);
+    write_table(file, rows, str, dcpl);
   }
 
   {
@@ -284,30 +190,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       row.rate_cuts = f.rate_cuts;
       row.window_bytes = f.window_bytes;
     }
-    Table<FlowRow> t;
-    RDMASIM_FIELD(t, FlowRow, id, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, FlowRow, src, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, FlowRow, dst, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, FlowRow, bytes, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, FlowRow, op, str);
-    RDMASIM_FIELD(t, FlowRow, name, str);
-    RDMASIM_FIELD(t, FlowRow, start, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, FlowRow, first_tx, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, FlowRow, finish, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, FlowRow, fct, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, FlowRow, done, H5T_NATIVE_UINT8);
-    RDMASIM_FIELD(t, FlowRow, retransmissions, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, FlowRow, error, str);
-    RDMASIM_FIELD(t, FlowRow, item, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, FlowRow, ideal_fct, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, FlowRow, slowdown, H5T_NATIVE_DOUBLE);
-    RDMASIM_FIELD(t, FlowRow, cnps_received, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, FlowRow, cnps_sent, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, FlowRow, ecn_marked, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, FlowRow, ecn_echo_acks, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, FlowRow, rate_cuts, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, FlowRow, window_bytes, H5T_NATIVE_INT64);
-    t.write(file, "flows", rows, dcpl);
+    write_table(file, rows, str, dcpl);
   }
 
   {
@@ -334,25 +217,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       row.window_payload_bytes = l.window_payload_bytes;
       row.window_busy_ps = l.window_busy.in_ps();
     }
-    Table<LinkRow> t;
-    RDMASIM_FIELD(t, LinkRow, link, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, LinkRow, from_node, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, LinkRow, to_node, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, LinkRow, from_port, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, LinkRow, to_port, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, LinkRow, rate_bps, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, LinkRow, delay_ps, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, LinkRow, failed, H5T_NATIVE_UINT8);
-    RDMASIM_FIELD(t, LinkRow, frames, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, LinkRow, data_frames, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, LinkRow, wire_bytes, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, LinkRow, payload_bytes, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, LinkRow, busy_ps, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, LinkRow, window_frames, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, LinkRow, window_wire_bytes, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, LinkRow, window_payload_bytes, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, LinkRow, window_busy_ps, H5T_NATIVE_INT64);
-    t.write(file, "links", rows, dcpl);
+    write_table(file, rows, str, dcpl);
   }
 
   if (sc.output.pfc_events) {
@@ -367,15 +232,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
                        e.sent ? uint8_t{1} : uint8_t{0},
                        e.quanta};
     }
-    Table<PfcRow> t;
-    RDMASIM_FIELD(t, PfcRow, time, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, PfcRow, node, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, PfcRow, port, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, PfcRow, priority, H5T_NATIVE_UINT8);
-    RDMASIM_FIELD(t, PfcRow, pause, H5T_NATIVE_UINT8);
-    RDMASIM_FIELD(t, PfcRow, sent, H5T_NATIVE_UINT8);
-    RDMASIM_FIELD(t, PfcRow, quanta, H5T_NATIVE_UINT16);
-    t.write(file, "pfc", rows, dcpl);
+    write_table(file, rows, str, dcpl);
   }
 
   if (sc.output.drop_events) {
@@ -384,14 +241,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       const DropEvent& e = r.drop_events[i];
       rows[i] = DropRow{e.time.in_ps(), e.node, e.port, e.priority, to_string(e.reason), e.bytes};
     }
-    Table<DropRow> t;
-    RDMASIM_FIELD(t, DropRow, time, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, DropRow, node, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, DropRow, port, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, DropRow, priority, H5T_NATIVE_UINT8);
-    RDMASIM_FIELD(t, DropRow, reason, str);
-    RDMASIM_FIELD(t, DropRow, bytes, H5T_NATIVE_UINT32);
-    t.write(file, "drops", rows, dcpl);
+    write_table(file, rows, str, dcpl);
   }
 
   if (!sc.output.queue_interval.is_infinite()) {
@@ -400,14 +250,8 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       const QueueSample& q = r.queue_samples[i];
       rows[i] = QueueRow{q.time.in_ps(), q.node, q.port, q.priority, q.bytes};
     }
-    Table<QueueRow> t;
-    RDMASIM_FIELD(t, QueueRow, time, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, QueueRow, node, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, QueueRow, port, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, QueueRow, priority, H5T_NATIVE_UINT8);
-    RDMASIM_FIELD(t, QueueRow, bytes, H5T_NATIVE_INT64);
-    t.write(file, "queues", rows, dcpl);
-    Id ds(H5Dopen2(file, "queues", H5P_DEFAULT), H5Dclose, "/queues");
+    write_table(file, rows, str, dcpl);
+    Id ds(H5Dopen2(file, QueueRow::table().name.c_str(), H5P_DEFAULT), H5Dclose, "/queues");
     int_attribute(ds, "interval_ps", sc.output.queue_interval.in_ps());
   }
 
@@ -417,14 +261,9 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       const LinkSample& l = r.link_samples[i];
       rows[i] = LinkSampleRow{l.time.in_ps(), l.link, l.frames, l.wire_bytes, l.payload_bytes};
     }
-    Table<LinkSampleRow> t;
-    RDMASIM_FIELD(t, LinkSampleRow, time, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, LinkSampleRow, row, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, LinkSampleRow, frames, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, LinkSampleRow, wire_bytes, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, LinkSampleRow, payload_bytes, H5T_NATIVE_INT64);
-    t.write(file, "link_samples", rows, dcpl);
-    Id ds(H5Dopen2(file, "link_samples", H5P_DEFAULT), H5Dclose, "/link_samples");
+    write_table(file, rows, str, dcpl);
+    Id ds(H5Dopen2(file, LinkSampleRow::table().name.c_str(), H5P_DEFAULT), H5Dclose,
+          "/link_samples");
     int_attribute(ds, "interval_ps", sc.output.link_interval.in_ps());
   }
 
@@ -448,21 +287,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
                                q.window_mean_bytes,
                                q.window_peak_bytes};
     }
-    Table<QueueTotalsRow> t;
-    RDMASIM_FIELD(t, QueueTotalsRow, node, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, QueueTotalsRow, port, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, QueueTotalsRow, priority, H5T_NATIVE_UINT8);
-    RDMASIM_FIELD(t, QueueTotalsRow, enqueued, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, QueueTotalsRow, ecn_marked, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, QueueTotalsRow, peak_bytes, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, QueueTotalsRow, drop_headroom, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, QueueTotalsRow, drop_buffer, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, QueueTotalsRow, drop_egress_limit, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, QueueTotalsRow, drop_watchdog, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, QueueTotalsRow, watchdog_triggers, H5T_NATIVE_UINT64);
-    RDMASIM_FIELD(t, QueueTotalsRow, window_mean_bytes, H5T_NATIVE_DOUBLE);
-    RDMASIM_FIELD(t, QueueTotalsRow, window_peak_bytes, H5T_NATIVE_INT64);
-    t.write(file, "queue_totals", rows, dcpl);
+    write_table(file, rows, str, dcpl);
   }
 
   if (!sc.output.cc_interval.is_infinite()) {
@@ -482,20 +307,8 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       row.window = c.state.window;
       row.changes = c.changes;
     }
-    Table<CcRow> t;
-    RDMASIM_FIELD(t, CcRow, time, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, CcRow, flow, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, CcRow, part, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, CcRow, node, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, CcRow, qpn, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, CcRow, sender, H5T_NATIVE_UINT8);
-    RDMASIM_FIELD(t, CcRow, rate_bps, H5T_NATIVE_DOUBLE);
-    RDMASIM_FIELD(t, CcRow, target_bps, H5T_NATIVE_DOUBLE);
-    RDMASIM_FIELD(t, CcRow, alpha, H5T_NATIVE_DOUBLE);
-    RDMASIM_FIELD(t, CcRow, window, H5T_NATIVE_INT64);
-    RDMASIM_FIELD(t, CcRow, changes, H5T_NATIVE_UINT32);
-    t.write(file, "cc_samples", rows, dcpl);
-    Id ds(H5Dopen2(file, "cc_samples", H5P_DEFAULT), H5Dclose, "/cc_samples");
+    write_table(file, rows, str, dcpl);
+    Id ds(H5Dopen2(file, CcRow::table().name.c_str(), H5P_DEFAULT), H5Dclose, "/cc_samples");
     int_attribute(ds, "interval_ps", sc.output.cc_interval.in_ps());
   }
 
@@ -504,11 +317,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     for (const FlowResult& f : r.flows) {
       for (uint32_t h = 0; h < f.path.size(); ++h) rows.push_back(PathRow{f.id, h, f.path[h]});
     }
-    Table<PathRow> t;
-    RDMASIM_FIELD(t, PathRow, flow, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, PathRow, hop, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, PathRow, row, H5T_NATIVE_UINT32);
-    t.write(file, "flow_paths", rows, dcpl);
+    write_table(file, rows, str, dcpl);
   }
 
   if (r.deadlock.detected) {
@@ -517,12 +326,8 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       const DeadlockQueue& q = r.deadlock.cycle[i];
       rows[i] = DeadlockRow{q.node, q.port, q.priority};
     }
-    Table<DeadlockRow> t;
-    RDMASIM_FIELD(t, DeadlockRow, node, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, DeadlockRow, port, H5T_NATIVE_UINT32);
-    RDMASIM_FIELD(t, DeadlockRow, priority, H5T_NATIVE_UINT8);
-    t.write(file, "deadlock", rows, dcpl);
-    Id ds(H5Dopen2(file, "deadlock", H5P_DEFAULT), H5Dclose, "/deadlock");
+    write_table(file, rows, str, dcpl);
+    Id ds(H5Dopen2(file, DeadlockRow::table().name.c_str(), H5P_DEFAULT), H5Dclose, "/deadlock");
     int_attribute(ds, "detected_at_ps", r.deadlock.at.in_ps());
   }
 }
