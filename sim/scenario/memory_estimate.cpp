@@ -111,24 +111,37 @@ MemoryEstimate estimate_memory(const Scenario& sc, int64_t loaded_bytes) {
                      times(pairs, kPerQpPair, "QP pairs") +
                          (cc_pairs ? " + " + times(cc_pairs, kPerCcQpPair, "with CC") : "")});
 
-  // Packets alive at once: what the flows can have sent by the stop time,
-  // at most what the switch buffers and the cables hold. Packets carry no
-  // payload (sizeof(Packet) bytes each, whatever the frame).
+  // Packets alive at once: what the flows active at one time can have sent
+  // (each from its start for its ideal transfer time at its host's line rate
+  // or its `rate`, cut at stop.time; the most at any moment), at most what
+  // the switch buffers and the cables hold. Packets carry no payload
+  // (sizeof(Packet) bytes each, whatever the frame).
   const int64_t frame = static_cast<int64_t>(sc.fabric.nic.mtu) + kFrameOverhead;
-  __int128 sendable = 0;
+  std::vector<std::pair<int64_t, int64_t>> steps;  // (time in ps, bytes joining or leaving)
+  steps.reserve(2 * sc.flows.size());
   for (const FlowSpec& f : sc.flows) {
-    int64_t bytes = f.bytes;
-    if (!sc.stop.time.is_infinite()) {
-      const Time left = sc.stop.time > f.start ? sc.stop.time - f.start : Time::zero();
-      BitRate rate;
-      const uint32_t node = topo.hosts()[f.src];
-      for (const auto& adj : topo.adjacency()[node])
-        rate = std::max(rate, topo.links()[adj.link].rate);
-      if (f.rate.in_bps() > 0) rate = std::min(rate, f.rate);
-      const __int128 bits = static_cast<__int128>(rate.in_bps()) * left.in_ps() / 1'000'000'000'000;
-      bytes = static_cast<int64_t>(std::min<__int128>(bytes, bits / 8));
-    }
-    sendable += bytes;
+    if (f.start >= sc.stop.time) continue;
+    BitRate rate;
+    const uint32_t node = topo.hosts()[f.src];
+    for (const auto& adj : topo.adjacency()[node])
+      rate = std::max(rate, topo.links()[adj.link].rate);
+    if (f.rate.in_bps() > 0) rate = std::min(rate, f.rate);
+    if (rate.in_bps() <= 0) continue;
+    const __int128 ideal_ps =
+        static_cast<__int128>(f.bytes) * 8 * 1'000'000'000'000 / rate.in_bps();
+    const __int128 end = std::min<__int128>(static_cast<__int128>(f.start.in_ps()) + ideal_ps + 1,
+                                            sc.stop.time.in_ps());
+    const int64_t left_ps = static_cast<int64_t>(end) - f.start.in_ps();
+    const __int128 bits = static_cast<__int128>(rate.in_bps()) * left_ps / 1'000'000'000'000;
+    const int64_t bytes = static_cast<int64_t>(std::min<__int128>(f.bytes, bits / 8));
+    steps.emplace_back(f.start.in_ps(), bytes);
+    steps.emplace_back(static_cast<int64_t>(end), -bytes);
+  }
+  std::sort(steps.begin(), steps.end());  // at one time, leaving before joining
+  __int128 sendable = 0, active = 0;
+  for (const auto& [t, b] : steps) {
+    active += b;
+    sendable = std::max(sendable, active);
   }
   __int128 holdable = 0;
   for (uint32_t id = 0; id < topo.nodes().size(); ++id) {
