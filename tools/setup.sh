@@ -16,6 +16,8 @@ packages=(
   nlohmann-json3-dev libfmt-dev catch2
   libhdf5-dev hdf5-tools
   python3 python3-h5py python3-numpy python3-pandas python3-matplotlib python3-jsonschema
+  # Executing the example notebook headless (ctest "plots notebook").
+  python3-nbclient python3-nbformat python3-ipykernel
   # The sanitizer and fuzz trees (tools/sanitize.sh, docs/reliability.md):
   # clang, its sanitizer and libFuzzer runtimes, llvm-symbolizer for reports.
   clang-14 libclang-rt-14-dev llvm-14

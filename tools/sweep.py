@@ -39,8 +39,29 @@ swept values (one column per --grid path, named by the path), `seed` and
   slowdown_p99_<bucket>           the p99 slowdown of each size bucket the
                                   summaries list (empty if none completed)
 
-A run that fails to start (bad input) stops the sweep with its error; a run
-that ends with a non-zero status is recorded with that status.
+  exit_code, error                rdmasim's exit code, and its error line
+                                  (stderr's last line) when it wrote no
+                                  summary.json
+
+No point's failure stops the sweep. A run that ends with a status of its
+own (stalled 3, qp_error 4, deadlock 5) is recorded from its summary like
+any other; a run that writes no summary is recorded with the exit code's
+meaning as its status (bad_input 2, internal_error 1, killed_by_SIGxxx when
+a signal ended it, no_summary otherwise), its exit code and its error line,
+and the other columns empty. The sweep exits 1 when some point wrote no
+summary, 0 otherwise.
+
+The CSV is written as points finish: after each one the whole file is
+rewritten under a temporary name and renamed, so OUT/summary.csv is a valid
+CSV of the points finished so far at any moment (rows in grid order).
+
+Resume: rerunning with the same --out skips the points already in
+OUT/summary.csv. A point is identified by its run folder name (the `run`
+column: its index in the grid, its values and its seed), so a rerun must
+give the same scenario, --grid, --seeds, --set and --no-trace;
+OUT/sweep.json records them and a rerun with others is refused (use another
+--out, or --restart to discard the CSV). Points killed by a signal are run
+again; --retry-failed also runs again every point that wrote no summary.
 Standard library only; works with any python3.
 """
 
@@ -52,8 +73,10 @@ import json
 import os
 import pathlib
 import re
+import signal
 import subprocess
 import sys
+import threading
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -142,6 +165,45 @@ def bucket_columns(summary):
     return {f"slowdown_p99_{b['bucket']}": b.get("p99") for b in summary.get("slowdown_by_size", [])}
 
 
+def failure_status(code):
+    """The meaning of an exit code of a run that wrote no summary.json."""
+    if code == 1:
+        return "internal_error"
+    if code == 2:
+        return "bad_input"
+    if code < 0:
+        try:
+            return "killed_by_" + signal.Signals(-code).name
+        except ValueError:
+            return f"killed_by_signal_{-code}"
+    return "no_summary"
+
+
+def wrote_no_summary(row):
+    """A row recorded from the exit code alone (bad input, internal error, signal)."""
+    status = row.get("status") or ""
+    return status in ("internal_error", "bad_input", "no_summary") or status.startswith("killed_by_")
+
+
+def error_line(stderr):
+    """rdmasim's error is one line on stderr; keep the last non-empty one."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    return lines[-1][:500] if lines else ""
+
+
+def write_csv(path, fields, rows):
+    """The whole CSV under a temporary name, then renamed: valid at any moment."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, restval="", extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
 def main():
     ap = argparse.ArgumentParser(description="Sweep a scenario over --set values; gather summaries into a CSV.")
     ap.add_argument("scenario")
@@ -154,6 +216,10 @@ def main():
                     help="write only summary.json per run (sets output.trace=false, which also stops "
                          "recording PFC and drop events)")
     ap.add_argument("--binary", default=str(ROOT / "build" / "sim" / "cli" / "rdmasim"))
+    ap.add_argument("--retry-failed", action="store_true",
+                    help="on resume, run again the points that wrote no summary (bad input, internal error)")
+    ap.add_argument("--restart", action="store_true",
+                    help="discard OUT/summary.csv and run every point")
     args = ap.parse_args()
 
     if not pathlib.Path(args.binary).exists():
@@ -162,16 +228,45 @@ def main():
     seeds = [s for s in args.seeds.split(",") if s] or [None]
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    csv_path = out / "summary.csv"
 
     combos = []
     for values in itertools.product(*[vals for _, vals in grid]) if grid else [()]:
         assignment = list(zip([p for p, _ in grid], values))
         for seed in seeds:
-            combos.append((len(combos), assignment, seed))
+            name = run_name(len(combos), assignment, seed if seed is not None else "default")
+            combos.append((len(combos), name, assignment, seed))
+
+    # What identifies this sweep's points; a resumed run must match it.
+    settings = {"scenario": str(pathlib.Path(args.scenario).resolve()), "grid": args.grid,
+                "seeds": args.seeds, "set": args.set, "no_trace": args.no_trace}
+    settings_path = out / "sweep.json"
+    done = {}  # run name -> its row, from an earlier run into this folder
+    if csv_path.exists() and not args.restart:
+        if settings_path.exists():
+            before = json.loads(settings_path.read_text())
+            if before != settings:
+                changed = ", ".join(k for k in settings if before.get(k) != settings[k])
+                raise SystemExit(f"sweep: {out}: holds a sweep with other settings ({changed}); "
+                                 "use another --out, or --restart to discard its summary.csv")
+        with open(csv_path, newline="") as f:
+            reader = csv.DictReader(f)
+            names = {name for _, name, _, _ in combos}
+            for r in reader:
+                if r.get("run") not in names:
+                    continue
+                status = r.get("status", "")
+                if status.startswith("killed_by_"):
+                    continue
+                if args.retry_failed and wrote_no_summary(r):
+                    continue
+                done[r["run"]] = r
+    tmp = settings_path.with_name(settings_path.name + ".tmp")
+    tmp.write_text(json.dumps(settings, indent=1) + "\n")
+    os.replace(tmp, settings_path)
 
     def run(combo):
-        index, assignment, seed = combo
-        name = run_name(index, assignment, seed if seed is not None else "default")
+        index, name, assignment, seed = combo
         cmd = [args.binary, "run", args.scenario, "--quiet", "--out", str(out / name)]
         if args.no_trace:
             cmd += ["--set", "output.trace=false"]
@@ -181,29 +276,65 @@ def main():
             cmd += ["--set", f"{p}={v}"]
         if seed is not None:
             cmd += ["--seed", seed]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode in (1, 2):
-            raise SystemExit(f"sweep: {name}: {proc.stderr.strip()}")
-        summary = json.loads((out / name / "summary.json").read_text())
+        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
         row = {p: plain(v) for p, v in assignment}
-        row["seed"] = summary.get("scenario", {}).get("seed")
+        row["seed"] = seed if seed is not None else ""
         row["run"] = name
-        row.update(row_of(summary))
-        row.update(bucket_columns(summary))
+        summary_path = out / name / "summary.json"
+        # rdmasim removes an earlier run's outputs before it starts; with exit 2 it
+        # starts nothing, so a summary.json left there is not this run's.
+        if proc.returncode in (0, 3, 4, 5) and summary_path.exists():
+            summary = json.loads(summary_path.read_text())
+            row["seed"] = summary.get("scenario", {}).get("seed")
+            row.update(row_of(summary))
+            row.update(bucket_columns(summary))
+            row["exit_code"] = proc.returncode
+        else:
+            row["status"] = failure_status(proc.returncode)
+            row["exit_code"] = proc.returncode
+            row["error"] = error_line(proc.stderr)
         return row
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        rows = list(pool.map(run, combos))
-
     fields = [p for p, _ in grid] + ["seed", "run"] + list(row_of({}).keys())
-    for r in rows:  # bucket columns, in the order the summaries list them
-        fields += [k for k in r if k.startswith("slowdown_p99_") and k not in fields]
-    with open(out / "summary.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields, restval="")
-        w.writeheader()
-        for r in rows:
-            w.writerow(r)
-    print(f"sweep: {len(rows)} runs -> {out / 'summary.csv'}", file=sys.stderr)
+    tail = ["exit_code", "error"]
+    rows = {}  # index -> row
+    for index, name, _, _ in combos:
+        if name in done:
+            rows[index] = done[name]
+    lock = threading.Lock()
+
+    def record(index, row):
+        with lock:
+            rows[index] = row
+            buckets = [k for i in sorted(rows) for k in rows[i] if k.startswith("slowdown_p99_")]
+            cols = fields + list(dict.fromkeys(buckets)) + tail
+            write_csv(csv_path, cols, [rows[i] for i in sorted(rows)])
+
+    todo = [c for c in combos if c[1] not in done]
+    if done:
+        print(f"sweep: {len(done)} of {len(combos)} points already in {csv_path}, skipped", file=sys.stderr)
+    if not todo:
+        record(*next(iter(rows.items())))  # the same rows, rewritten with today's columns
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
+    try:
+        futures = {pool.submit(run, c): c[0] for c in todo}
+        for fut in concurrent.futures.as_completed(futures):
+            row = fut.result()
+            record(futures[fut], row)
+            if wrote_no_summary(row):
+                print(f"sweep: {row['run']}: {row['status']}: {row['error']}", file=sys.stderr)
+    except KeyboardInterrupt:
+        # The runs got the SIGINT too; start no more. The CSV holds every finished point.
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise SystemExit(f"sweep: interrupted; {len(rows)} of {len(combos)} points in {csv_path} "
+                         "(rerun the same command to resume)")
+    pool.shutdown()
+
+    failed = sum(1 for r in rows.values() if wrote_no_summary(r))
+    print(f"sweep: {len(rows)} runs -> {csv_path}" + (f", {failed} without a summary" if failed else ""),
+          file=sys.stderr)
+    if failed:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

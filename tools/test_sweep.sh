@@ -78,4 +78,43 @@ python3 "$root/tools/sweep.py" "$root/scenarios/incast.json" --binary "$bin" --j
 [ "$(find "$out2" -name summary.json | wc -l)" -eq 4 ] || { echo "runs share a folder"; exit 1; }
 [ "$(find "$out2" -name trace.h5 | wc -l)" -eq 0 ] || { echo "--no-trace wrote traces"; exit 1; }
 [ "$(cut -d, -f2 "$out2/summary.csv" | sort -u | grep -c '^[12]$')" -eq 2 ] || { echo "seeds not applied"; cat "$out2/summary.csv"; exit 1; }
+# An invalid point (kmin 400KB > the scenario's kmax 200KB, bad input, exit 2)
+# does not stop the sweep: every point has its row, the bad one its status,
+# exit code and error line; the sweep exits 1.
+out5="$out/invalid"
+sweep5=(python3 "$root/tools/sweep.py" "$root/scenarios/dcqcn_rates.json" --binary "$bin" --jobs 2
+  --out "$out5" --grid fabric.switch.ecn.kmin=20KB,400KB,40KB --set 'stop.time="100us"' --no-trace)
+rc=0; "${sweep5[@]}" 2>/dev/null || rc=$?
+[ "$rc" -eq 1 ] || { echo "a sweep with a failed point exited $rc, expected 1"; exit 1; }
+python3 - "$out5/summary.csv" <<'PY' || { cat "$out5/summary.csv"; exit 1; }
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["fabric.switch.ecn.kmin"] for r in rows] == ["20KB", "400KB", "40KB"], rows
+good, bad = [rows[0], rows[2]], rows[1]
+for r in good:
+    assert r["status"] == "time_limit" and r["exit_code"] == "0" and r["error"] == "", r
+    assert int(r["events"]) > 0, r
+assert bad["status"] == "bad_input" and bad["exit_code"] == "2", bad
+assert bad["error"].startswith("rdmasim: error: fabric.switch.ecn.kmax:") and "kmin" in bad["error"], bad
+assert bad["events"] == "" and bad["run"] == "0001_kmin=400KB_seed=default", bad
+PY
+# Resume: as if the sweep had been killed before its last point finished
+# (its row dropped from the CSV); a rerun runs that point only and keeps the
+# others' rows and runs untouched (the bad point is finished: it failed).
+grep -v '0002_kmin=40KB' "$out5/summary.csv" > "$out5/summary.csv.cut"
+mv "$out5/summary.csv.cut" "$out5/summary.csv"
+first="$out5/0000_kmin=20KB_seed=default/summary.json"
+stamp=$(stat -c %Y.%i "$first")
+rm -rf "$out5/0002_kmin=40KB_seed=default"
+rc=0; "${sweep5[@]}" 2>"$out/resume.err" || rc=$?
+[ "$rc" -eq 1 ] || { echo "the resumed sweep exited $rc, expected 1"; exit 1; }
+grep -q '2 of 3 points already in' "$out/resume.err" || { cat "$out/resume.err"; exit 1; }
+[ "$(stat -c %Y.%i "$first")" = "$stamp" ] || { echo "resume ran a finished point again"; exit 1; }
+[ -f "$out5/0002_kmin=40KB_seed=default/summary.json" ] || { echo "resume did not run the missing point"; exit 1; }
+[ "$(($(wc -l < "$out5/summary.csv") - 1))" -eq 3 ] || { echo "expected 3 rows after resume"; cat "$out5/summary.csv"; exit 1; }
+grep -q '^40KB,1,0002_kmin=40KB_seed=default,time_limit,' "$out5/summary.csv" || { cat "$out5/summary.csv"; exit 1; }
+# A rerun with other settings into the same folder is refused.
+rc=0; python3 "$root/tools/sweep.py" "$root/scenarios/dcqcn_rates.json" --binary "$bin" --out "$out5" \
+  --grid fabric.switch.ecn.kmin=20KB --no-trace 2>"$out/other.err" || rc=$?
+[ "$rc" -ne 0 ] && grep -q 'other settings (grid, set)' "$out/other.err" || { echo "rc=$rc"; cat "$out/other.err"; exit 1; }
 echo "sweep ok"

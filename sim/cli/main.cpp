@@ -19,6 +19,7 @@
 #include "sim/output/version.h"
 #include "sim/scenario/describe.h"
 #include "sim/scenario/input_limits.h"
+#include "sim/scenario/memory_estimate.h"
 #include "sim/scenario/runner.h"
 #include "sim/scenario/scenario_error.h"
 #include "sim/scenario/schema.h"
@@ -34,8 +35,9 @@ constexpr int kExitBadInput = 2;
 
 const char* kUsage =
     "usage: rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] "
-    "[--quiet]\n"
-    "       rdmasim validate FILE [--set PATH=VALUE]... [--seed N]\n"
+    "[--memory-limit SIZE] [--quiet]\n"
+    "       rdmasim validate FILE [--set PATH=VALUE]... [--seed N] [--estimate] "
+    "[--memory-limit SIZE]\n"
     "       rdmasim resolve FILE [--set PATH=VALUE]... [--seed N]\n"
     "       rdmasim topo FILE [--summary] [--dot PATH|-] [--set PATH=VALUE]...\n"
     "       rdmasim describe [KEY.PATH] [--markdown [--group G | --exclude G]]\n"
@@ -49,10 +51,14 @@ struct Command {
   const char* what;
 };
 constexpr Command kCommands[] = {
-    {"run", "rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] [--quiet]",
+    {"run",
+     "rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] "
+     "[--memory-limit SIZE] [--quiet]",
      "Runs a scenario and writes summary.json and trace.h5 (docs/cli.md)."},
-    {"validate", "rdmasim validate FILE [--set PATH=VALUE]... [--seed N]",
-     "Checks a scenario (every key, the topology, the traffic) without running it."},
+    {"validate",
+     "rdmasim validate FILE [--set PATH=VALUE]... [--seed N] [--estimate] [--memory-limit SIZE]",
+     "Checks a scenario (every key, the topology, the traffic) without running it; with\n"
+     "--estimate, prints the memory a run is expected to need, by part."},
     {"resolve", "rdmasim resolve FILE [--set PATH=VALUE]... [--seed N]",
      "Prints the scenario as it runs: overrides applied, every default filled in; the text\n"
      "the trace stores as /meta/scenario."},
@@ -94,6 +100,8 @@ struct Args {
   std::string group;
   std::string exclude;
   bool help = false;
+  bool estimate = false;
+  std::string memory_limit;  // a size, "none", or empty: the machine's
 };
 
 po::options_description options_for(const std::string& command) {
@@ -109,6 +117,15 @@ po::options_description options_for(const std::string& command) {
   opts.add_options()("set", po::value<std::vector<std::string>>()->composing(),
                      "override a scenario key: PATH=VALUE (repeatable)")(
       "seed", po::value<std::string>(), "override the scenario's seed");
+  if (command == "run" || command == "validate") {
+    opts.add_options()("memory-limit", po::value<std::string>(),
+                       "refuse a run whose memory estimate is above SIZE (e.g. 8GiB; none: no "
+                       "check; default: the memory available)");
+  }
+  if (command == "validate") {
+    opts.add_options()("estimate", po::bool_switch(),
+                       "print the memory a run is expected to need, by part");
+  }
   if (command == "run") {
     opts.add_options()("out", po::value<std::string>(), "folder for every artefact of the run")(
         "quiet,q", po::bool_switch(), "print nothing but errors")(
@@ -173,6 +190,15 @@ Args parse(const std::string& command, int argc, char** argv) {
     }
     a.threads = static_cast<uint32_t>(n);
   }
+  if (vm.count("memory-limit")) {
+    a.memory_limit = vm["memory-limit"].as<std::string>();
+    const Parsed<Bytes> b = parse_bytes(a.memory_limit);
+    if (a.memory_limit != "none" && (!b || b.value->count() < 1)) {
+      throw ScenarioError("--memory-limit: \"" + clip(a.memory_limit) +
+                          "\" is not a size (expected e.g. 8GiB or 500MB, or none)");
+    }
+  }
+  if (vm.count("estimate")) a.estimate = vm["estimate"].as<bool>();
   if (vm.count("out")) a.out = vm["out"].as<std::string>();
   if (vm.count("quiet")) a.quiet = vm["quiet"].as<bool>();
   if (vm.count("dot")) a.dot = vm["dot"].as<std::string>();
@@ -207,6 +233,15 @@ Scenario load(const Args& a) {
   }
 }
 
+// --memory-limit, else what the machine has; none: no limit.
+std::optional<MemoryLimit> memory_limit(const Args& a) {
+  if (a.memory_limit == "none") return std::nullopt;
+  if (!a.memory_limit.empty()) {
+    return MemoryLimit{parse_bytes(a.memory_limit).value->count(), "--memory-limit"};
+  }
+  return machine_memory();
+}
+
 int run(const Args& a) {
   const auto load_start = std::chrono::steady_clock::now();
   const Scenario sc = load(a);
@@ -217,6 +252,10 @@ int run(const Args& a) {
     return bad_input("--threads: " + std::to_string(a.threads) + " is more than the scenario's " +
                      std::to_string(sc.topology.num_hosts()) +
                      " hosts (expected at most one thread per host)");
+  }
+  // A run that cannot fit is refused now, not met by std::bad_alloc later.
+  if (const auto limit = memory_limit(a)) {
+    check_memory_limit(estimate_memory(sc, resident_bytes()), *limit);
   }
   namespace fs = std::filesystem;
   const fs::path dir(sc.output.dir);
@@ -271,10 +310,15 @@ int run(const Args& a) {
 
 int validate(const Args& a) {
   const Scenario sc = load(a);
+  // As run would refuse it; with --estimate the estimate is shown instead.
+  const MemoryEstimate estimate = estimate_memory(sc, resident_bytes());
+  const std::optional<MemoryLimit> limit = memory_limit(a);
+  if (!a.estimate && limit) check_memory_limit(estimate, *limit);
   size_t switches = sc.topology.nodes().size() - sc.topology.num_hosts();
   std::cout << a.file << ": ok: \"" << sc.name << "\", " << sc.topology.num_hosts() << " hosts, "
             << switches << " switches, " << sc.topology.links().size() << " links, "
             << sc.flows.size() << " flows; scenario hash " << sc.hash << "\n";
+  if (a.estimate) std::cout << format_estimate(estimate, limit);
   return 0;
 }
 

@@ -30,6 +30,10 @@ inline constexpr int kMaxJsonDepth = 64;                           // nested arr
 inline constexpr size_t kMaxKeyBytes = 256;                        // an object key
 inline constexpr size_t kMaxStringBytes = 4096;                    // a string value (PATH_MAX)
 inline constexpr size_t kMaxEchoChars = 60;                        // echoed input in an error line
+// Nodes (hosts and switches) of a topology, checked once it is generated and
+// before routes are computed (which cost time and memory per switch and leaf):
+// a k = 96 fat-tree (232,704 nodes) fits, k = 128 (544,768) does not.
+inline constexpr size_t kMaxTopologyNodes = size_t{1} << 18;  // 262,144
 // Every time, size and rate given. Picoseconds in 64 bits reach 9.2e6 s: a
 // time of at most 1e6 s leaves room for the sums the engine forms (a start,
 // plus a flow's transfer at its slowest link, also at most 1e6 s, plus

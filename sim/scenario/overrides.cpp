@@ -1,6 +1,7 @@
 #include "sim/scenario/overrides.h"
 
 #include <cctype>
+#include <cstdio>
 
 #include <optional>
 
@@ -8,8 +9,55 @@
 #include "sim/scenario/scenario_error.h"
 
 namespace rdmasim {
+namespace {
+
+// The offset of the first byte of `s` that does not start or continue a
+// well-formed UTF-8 character (RFC 3629: no overlong forms, no surrogates,
+// nothing above U+10FFFF), if any. A JSON string must be UTF-8, and a --set
+// value that is not JSON becomes one.
+std::optional<size_t> invalid_utf8(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;  // overlong
+      if (c == 0xED) hi = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;  // overlong
+      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+    } else {
+      return i;
+    }
+    for (size_t k = 1; k <= n; ++k) {
+      if (i + k >= s.size()) return i;
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if (d < (k == 1 ? lo : 0x80) || d > (k == 1 ? hi : 0xBF)) return i;
+    }
+    i += n + 1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 void apply_override(nlohmann::json& root, const std::string& assignment) {
+  if (const auto at = invalid_utf8(assignment)) {
+    // Echo only what comes before the bad byte: the rest may not print.
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(assignment[*at]));
+    throw ScenarioError("--set " + clip(assignment.substr(0, *at)) + "…: byte " +
+                        std::to_string(*at) + " (" + hex +
+                        ") is not UTF-8 (expected UTF-8 text, as in a scenario file)");
+  }
   const size_t eq = assignment.find('=');
   auto fail = [&](const std::string& problem) {
     throw ScenarioError("--set " + clip(assignment) + ": " + problem);

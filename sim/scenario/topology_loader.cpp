@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "sim/scenario/input_limits.h"
 #include "sim/scenario/loader_parts.h"
 #include "topologies/generators.h"
 #include "topologies/topology_params.h"
@@ -64,15 +65,34 @@ TopologyInfo read_graph(JsonReader& r, const LinkSpec& def, Topology& t) {
   return info;
 }
 
+// A topology of more than kMaxTopologyNodes nodes is refused, before it is
+// generated where its size follows from its parameters (docs/reliability.md).
+void check_node_count(uint64_t hosts, uint64_t switches) {
+  if (hosts + switches <= kMaxTopologyNodes) return;
+  throw ScenarioError("topology: " + std::to_string(hosts + switches) + " nodes (" +
+                      std::to_string(hosts) + " hosts, " + std::to_string(switches) +
+                      " switches) are more than the limit of " + std::to_string(kMaxTopologyNodes) +
+                      " (expected a smaller topology; docs/reliability.md#input-limits)");
+}
+
+void check_node_count(const FatTreeConfig& c) {
+  const uint64_t leaves = c.tiers == 3 ? uint64_t{c.pods} * c.leaves_per_pod : uint64_t{c.leaves};
+  const uint64_t switches =
+      c.tiers == 3 ? leaves + uint64_t{c.pods} * c.spines_per_pod + c.cores : leaves + c.spines;
+  check_node_count(leaves * c.hosts_per_leaf, switches);
+}
+
 TopologyInfo read_fat_tree(JsonReader& r, const LinkSpec& def, Topology& t) {
   FatTreeConfig c;
   if (r.has("k")) {
     const auto k = static_cast<uint32_t>(r.integer("k"));
     c = k_ary_fat_tree(k, read_link_object(r.object("link"), def));
     r.read(c);  // nothing else applies: given, it is an error
+    check_node_count(c);
     return build_fat_tree(c, t);
   }
   r.read(c);
+  check_node_count(c);
   if (c.tiers == 3) c.core_link = read_link_object(r.object("core_link"), def);
   c.host_link = read_link_object(r.object("host_link"), def);
   c.leaf_link = read_link_object(r.object("leaf_link"), def);
@@ -244,6 +264,7 @@ TopologyInfo read_topology(JsonReader r, const FabricConfig& f, Topology& t,
     switch (kind) {
       case TopologyKind::kStar: {
         const auto n = static_cast<uint32_t>(r.integer("hosts"));
+        check_node_count(n, 1);
         info = build_star(n, read_link_object(r.object("link"), f.link), t);
         break;
       }
@@ -260,6 +281,8 @@ TopologyInfo read_topology(JsonReader r, const FabricConfig& f, Topology& t,
   } catch (const TopologyError& e) {
     throw ScenarioError(r.path_of(e.param()) + ": " + e.what());
   }
+  // Every kind, once generated (a star's and a fat-tree's were checked before).
+  check_node_count(t.num_hosts(), t.nodes().size() - t.num_hosts());
   read_failed_links(r, t);
   reconvergence = r.time("reconvergence_delay");
   read_static_routes(r, t, static_routes);

@@ -5,8 +5,9 @@
 # of: version, no-arguments, unknown-command, set-without-equals,
 # out-inside-file, good-run, deterministic, threads-bad, threads-deterministic,
 # help, describe, resolve, schema, set-deep, set-index-too-large,
-# file-limits, name-dotdot, idle-events. Exit status 0 if the check holds,
-# 1 otherwise (with a message saying what was seen).
+# file-limits, name-dotdot, idle-events, memory-limit, set-invalid-utf8.
+# Exit status 0 if the check holds, 1 otherwise (with a message saying what
+# was seen).
 set -u
 
 if [ "$#" -ne 3 ]; then
@@ -334,6 +335,52 @@ with open(sys.argv[1]) as f:
 if s["status"] != "complete" or s["events"] > 1000:
     sys.exit("status %r, %d events (expected complete, at most 1000)" % (s["status"], s["events"]))
 EOF
+    ;;
+  set-invalid-utf8)
+    # A --set value that is not JSON becomes a string, which must be UTF-8:
+    # refused naming the flag and the byte, echoing nothing after it.
+    run validate "$quickstart" --set "$(printf 'name=ab\366cd')"
+    expect_code 2
+    expect_error_line '--set name=ab…: byte 7 (0xF6) is not UTF-8 (expected UTF-8 text'
+    run validate "$quickstart" --set "$(printf 'traffic[0]={"kind":"flow\366,"src":"h0"}')"
+    expect_code 2
+    expect_error_line 'byte 24 (0xF6) is not UTF-8'
+    # Overlong and surrogate forms, and a character cut short, are not UTF-8 either.
+    for bad in '\300\257' '\355\240\200' '\342\202'; do
+      run validate "$quickstart" --set "$(printf "name=x$bad")"
+      expect_code 2
+      expect_error_line 'byte 6 ('
+    done
+    run validate "$quickstart" --set "$(printf 'name=caf\303\251-\360\237\232\200')"
+    expect_code 0
+    ;;
+  memory-limit)
+    # validate --estimate: the parts, counted from the loaded scenario
+    # (a k = 8 fat-tree: 128 hosts, 80 switches of 8 ports).
+    ft8=$src/scenarios/fat_tree_k8.json
+    run validate "$ft8" --estimate --memory-limit 64GiB
+    expect_code 0
+    for part in "program and loaded scenario" "NICs .*128 NICs" "switches .*80 switches.*640 ports" \
+      "flows" "QPs" "packet pool" "total" "limit 64.0 GiB (--memory-limit): fits"; do
+      grep -q "$part" "$tmp/stdout" || { dump; fail "$shown: no \"$part\" line"; }
+    done
+    # Above the limit: one line, exit 2, before anything is written.
+    run run "$quickstart" --out "$tmp/small" --memory-limit 1MiB --quiet
+    expect_code 2
+    expect_error_line "memory: the run would need about "
+    grep -q "but the limit is 1.00 MiB (--memory-limit)" "$tmp/stderr" || { dump; fail "$shown: the limit is not named"; }
+    [ ! -e "$tmp/small/summary.json" ] || fail "$shown: wrote a summary"
+    run run "$quickstart" --memory-limit lots --quiet
+    expect_code 2
+    expect_error_line '--memory-limit: "lots" is not a size'
+    # 256 QPs per flow on a k = 32 fat-tree (8192 flows): 2 M QP pairs,
+    # refused by validate too, naming the part.
+    run validate "$src/bench/scenarios/w5_permutation_8192_dcqcn.json" --set 'traffic[0].qps=256' --memory-limit 4GiB
+    expect_code 2
+    expect_error_line "(QPs "
+    # The default limit is the machine's memory: a small run fits.
+    run validate "$quickstart"
+    expect_code 0
     ;;
   *)
     fail "unknown check (expected version, help, describe, resolve, schema, no-arguments, unknown-command, set-without-equals, out-inside-file, good-run, deterministic, threads-bad or threads-deterministic)"

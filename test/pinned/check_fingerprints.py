@@ -4,6 +4,12 @@ the results recorded in test/pinned/fingerprints.json.
 
     check_fingerprints.py RDMASIM SOURCE_DIR            check (exit 1 on any difference)
     check_fingerprints.py RDMASIM SOURCE_DIR --update   rewrite the file from this binary
+    check_fingerprints.py RDMASIM SOURCE_DIR --memory   also check the memory estimate
+
+With --memory (the Release tree's ctest; not under the sanitizers, whose
+memory is their own), each run's peak resident memory must be within x2 of
+`rdmasim validate --estimate` for the same scenario and stop time
+(test/cli/check_estimate.py, which also runs the scenarios to their ends).
 
 What is pinned per scenario: the event fingerprint of summary.json, events,
 packet-hops, data packet-hops, simulated time, the run's status, and every
@@ -17,6 +23,7 @@ message; --update rewrites the file and prints what moved.
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -37,9 +44,14 @@ def measure(rdmasim, path, stop, tmp):
     cmd = [rdmasim, "run", str(path), "--out", str(out), "--quiet"]
     if stop:
         cmd += ["--set", f'stop.time="{stop}"']
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode not in RUN_CODES:
-        raise RuntimeError(f"{' '.join(cmd)}: exit code {proc.returncode}: {proc.stderr.strip()}")
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stderr = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code not in RUN_CODES:
+        raise RuntimeError(f"{' '.join(cmd)}: exit code {code}: {stderr.strip()}")
+    measure.peak_rss = usage.ru_maxrss * 1024
     s = json.loads((out / "summary.json").read_text())
     fcts = [f.get("fct_ps") if f.get("done") else None for f in s["per_flow"]]
     digest = hashlib.sha256(json.dumps(fcts).encode()).hexdigest()[:16]
@@ -64,6 +76,10 @@ def main(argv):
         return 2
     rdmasim, src = argv[1], Path(argv[2])
     update = "--update" in argv[3:]
+    memory = "--memory" in argv[3:]
+    if memory:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
+        import check_estimate
     pinned_path = src / "test" / "pinned" / "fingerprints.json"
     pinned = json.loads(pinned_path.read_text()) if pinned_path.exists() else {}
     found = scenarios(src)
@@ -76,6 +92,11 @@ def main(argv):
             got = measure(rdmasim, path, stop, tmp)
             entry = ({"stop": stop} if stop else {}) | got
             result[name] = entry
+            if memory:
+                est = check_estimate.estimate(rdmasim, path, stop)
+                f = check_estimate.compare(name, est, measure.peak_rss, 2.0)
+                if f:
+                    failures.append(f)
             if old is None:
                 failures.append(f"{name}: not pinned (run with --update to pin it)")
                 continue
