@@ -34,6 +34,7 @@
 #include "sim/hash.h"
 #include "sim/packet.h"
 #include "sim/units.h"
+#include "sim/wait_list.h"
 
 namespace rdmasim {
 
@@ -43,8 +44,8 @@ enum class Phase : uint8_t;
 
 class Partition {
  public:
-  Partition(Simulation& sim, uint32_t index, const Phase* phase)
-      : sim_(sim), index_(index), phase_(phase) {}
+  Partition(Simulation& sim, uint32_t index, const Phase* phase, WaitList* waits)
+      : sim_(sim), index_(index), phase_(phase), waits_(waits) {}
   Partition(const Partition&) = delete;
   Partition& operator=(const Partition&) = delete;
 
@@ -155,20 +156,29 @@ class Partition {
   // Appends to a channel; if it is full, takes in frames meanwhile (its
   // receiver may be waiting for room in a channel to this one).
   void send(Channel& c, const Transfer& x);
-  // Waiting for other partitions: spin, then yield, then (more threads
-  // than cores) sleep.
-  void wait_a_little(int idle) const;
+  // Waiting for other partitions: spin briefly (not at all when there are
+  // more partitions than CPUs), then sleep until one publishes (wait_list.h).
+  void wait_a_little(WaitList::Waiter& w) const;
   // One phase of a partitioned run (simulation.cpp), and its passes.
   void run_phase(uint64_t generation, Time cap, uint64_t cap_class_tag);
   void run_passes(uint64_t generation, Time cap, uint64_t cap_class_tag);
+  // One pass: drains what is due, runs what is safe, publishes its clock.
+  // True when the partition is done with the phase; `ran`: whether it ran
+  // an event (or was interrupted by a release).
+  bool pass(uint64_t generation, Time cap, uint64_t cap_class_tag, Time& drained_for, bool& ran);
   Time clock() const { return Time::ps(shared_.clock.load(std::memory_order_acquire)); }
   // Release: a partition that reads a clock sees every store made before
   // it (a hold's release included).
-  void set_clock(Time t) { shared_.clock.store(t.in_ps(), std::memory_order_release); }
+  // Sequentially consistent, then wake(): see wait_list.h.
+  void set_clock(Time t) {
+    shared_.clock.store(t.in_ps(), std::memory_order_seq_cst);
+    waits_->wake();
+  }
 
   Simulation& sim_;
   uint32_t index_;
   const Phase* phase_;
+  WaitList* waits_;
   Time now_;
   uint64_t now_class_tag_ = 0;  // of the event being dispatched
   EventQueue queue_;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "sim/cpus.h"
 #include "sim/hash.h"
 #include "sim/link.h"
 
@@ -57,7 +58,8 @@ struct Simulation::Workers {
   void run_phase(Time cap, uint64_t cap_class_tag) {
     start.cap = cap;
     start.cap_class_tag = cap_class_tag;
-    const uint64_t g = start.generation.fetch_add(1) + 1;
+    const uint64_t g = ++sim.generation_;
+    start.generation.store(g);
     if (start.sleepers.load() != 0) start.generation.notify_all();
     sim.parts_[0]->run_phase(g, cap, cap_class_tag);
     for (uint32_t i = 1; i < sim.partitions(); ++i) {
@@ -102,7 +104,7 @@ struct Simulation::Workers {
 };
 
 Simulation::Simulation(uint64_t seed) : seed_(seed) {
-  parts_.push_back(std::make_unique<Partition>(*this, 0, &phase_));
+  parts_.push_back(std::make_unique<Partition>(*this, 0, &phase_, &waits_));
   control_ = parts_[0].get();
 }
 
@@ -123,12 +125,13 @@ void Simulation::set_partitions(uint32_t n) {
   if (n < 1) throw std::invalid_argument("a simulation needs at least one partition");
   if (n == partitions()) return;
   if (partitions() != 1) throw std::logic_error("set_partitions() called twice");
-  for (uint32_t i = 1; i < n; ++i) parts_.push_back(std::make_unique<Partition>(*this, i, &phase_));
+  for (uint32_t i = 1; i < n; ++i)
+    parts_.push_back(std::make_unique<Partition>(*this, i, &phase_, &waits_));
   for (const auto& p : parts_) p->out_.resize(n);
   std::vector<PacketPool*> pools;
   for (const auto& p : parts_) pools.push_back(&p->pool_);
   PacketPool::connect(pools);
-  own_control_ = std::make_unique<Partition>(*this, n, &phase_);
+  own_control_ = std::make_unique<Partition>(*this, n, &phase_, &waits_);
   control_ = own_control_.get();
 }
 
@@ -249,6 +252,7 @@ void Partition::release() {
   shared_.last_time.store(now_.in_ps());
   shared_.last_class_tag.store(now_class_tag_);
   shared_.open.store(left);
+  waits_->wake();
   if (left == 0) {
     if (sim_.partitions() == 1) sim_.request_stop();
     interrupt_ = true;  // run_phase: from now on this partition is guarded
@@ -284,7 +288,8 @@ Partition::Channel& Partition::channel_to(Partition& to, Time delay) {
 void Partition::send(Channel& c, const Transfer& x) {
   if (c.push(x)) [[likely]]
     return;
-  c.blocked.store(true, std::memory_order_release);
+  c.blocked.store(true, std::memory_order_seq_cst);
+  waits_->wake();  // its receiver may be asleep
   while (!c.push(x)) {
     // Another partition failed and will not take frames in any more.
     if (sim_.aborted_.load(std::memory_order_relaxed)) throw Simulation::Aborted{};
@@ -327,16 +332,9 @@ struct Key {
 // only events that come before K for sure: those before the clock of a
 // partition that still holds something (its release is at or after its
 // clock), or, once every hold is released, before K itself.
-void Partition::wait_a_little(int idle) const {
-  if (idle < 64) {
-    __builtin_ia32_pause();
-  } else if (!sim_.oversubscribed_ || idle < 128) {
-    std::this_thread::yield();
-  } else {
-    // More threads than cores: the partition this one waits for may need
-    // this core.
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
-  }
+void Partition::wait_a_little(WaitList::Waiter& w) const {
+  // More partitions than CPUs: the one this waits for may need this CPU.
+  waits_->idle(w, !sim_.oversubscribed_);
 }
 
 void Partition::run_phase(uint64_t generation, Time cap_time, uint64_t cap_class_tag) {
@@ -348,31 +346,52 @@ void Partition::run_phase(uint64_t generation, Time cap_time, uint64_t cap_class
     sim_.fail(std::current_exception());
   }
   shared_.done.store(generation);
+  waits_->wake();
   // Frames may still come from partitions that are not done: take them in
   // until every sender is (they are due after the end).
-  int idle = 0;
+  WaitList::Waiter w;
   try {
     for (;;) {
       bool all = true;
       for (const Channel* c : in_) all = all && c->from->shared_.done.load() == generation;
       drain_all();
       if (all || sim_.aborted_.load(std::memory_order_relaxed)) break;
-      wait_a_little(++idle);
+      wait_a_little(w);
     }
   } catch (...) {
     sim_.fail(std::current_exception());
   }
+  waits_->progress(w);
   shared_.quiet.store(generation);
 }
 
 void Partition::run_passes(uint64_t generation, Time cap_time, uint64_t cap_class_tag) {
-  const Key cap{cap_time, cap_class_tag};
-  const auto& parts = sim_.parts_;
-  const bool holds = sim_.holds_ > 0 && !sim_.holds_spent_;
-  int idle = 0;
+  WaitList::Waiter w;
+  // Every way out of the loop unflags the waiter.
+  struct Unflag {
+    WaitList& list;
+    WaitList::Waiter& w;
+    ~Unflag() { list.progress(w); }
+  } unflag{*waits_, w};
   Time drained_for = Time::ps(-1);
   for (;;) {
     if (sim_.aborted_.load(std::memory_order_relaxed)) return;
+    bool ran = false;
+    if (pass(generation, cap_time, cap_class_tag, drained_for, ran)) return;
+    if (ran) {
+      waits_->progress(w);
+    } else {
+      wait_a_little(w);
+    }
+  }
+}
+
+bool Partition::pass(uint64_t generation, Time cap_time, uint64_t cap_class_tag, Time& drained_for,
+                     bool& ran) {
+  const Key cap{cap_time, cap_class_tag};
+  const auto& parts = sim_.parts_;
+  const bool holds = sim_.holds_ > 0 && !sim_.holds_spent_;
+  {
     Time safe = Time::infinite();
     for (const Channel* c : in_) safe = std::min(safe, plus(c->from->clock(), c->lookahead));
     // Frames pushed since the last drain were sent at or after the clocks
@@ -430,19 +449,18 @@ void Partition::run_passes(uint64_t generation, Time cap_time, uint64_t cap_clas
     if (clock_now > clock()) set_clock(clock_now);
     // Done: nothing left before the end, and nothing can still arrive
     // before it.
-    if (next >= end && (safe > end.time || end.time.is_infinite())) break;
-    if (events_ == before && !interrupt_) {
+    if (next >= end && (safe > end.time || end.time.is_infinite())) return true;
+    ran = events_ != before || interrupt_;
+    if (!ran) {
       // A sender blocked on a full channel cannot move its clock, and a
       // partition holding nothing may be waiting for that clock: take its
       // frames in even though the bound has not moved (found in review).
       for (Channel* c : in_) {
         if (c->blocked.load(std::memory_order_acquire)) c->drain();
       }
-      wait_a_little(++idle);
-    } else {
-      idle = 0;
     }
   }
+  return false;
 }
 
 void Simulation::fail(std::exception_ptr e) {
@@ -451,11 +469,42 @@ void Simulation::fail(std::exception_ptr e) {
     if (!error_) error_ = std::move(e);
   }
   aborted_.store(true);
+  waits_.wake();
+}
+
+void Simulation::run_phase_serial(Time cap, uint64_t cap_class_tag) {
+  // The partitions take turns, one pass each, on this thread: the one
+  // furthest behind can always run, so every round moves a clock or runs an
+  // event. The same events run in the same order per partition as on
+  // threads (results never depend on how the partitions interleave).
+  const uint64_t g = ++generation_;
+  const size_t n = parts_.size();
+  std::vector<Time> drained_for(n, Time::ps(-1));
+  std::vector<char> done(n, 0);
+  size_t left = n;
+  try {
+    while (left > 0 && !aborted_.load()) {
+      for (size_t i = 0; i < n; ++i) {
+        if (done[i]) continue;
+        bool ran = false;
+        if (parts_[i]->pass(g, cap, cap_class_tag, drained_for[i], ran)) {
+          done[i] = 1;
+          parts_[i]->shared_.done.store(g);
+          --left;
+        }
+      }
+    }
+    for (const auto& part : parts_) part->drain_all();
+  } catch (...) {
+    fail(std::current_exception());  // as on threads: the run cannot go on
+  }
+  for (const auto& part : parts_) part->shared_.quiet.store(g);
+  if (aborted_.load()) std::rethrow_exception(error_);
 }
 
 RunEnd Simulation::run_partitioned(Time stop_at) {
-  if (!workers_) workers_ = std::make_unique<Workers>(*this);
-  oversubscribed_ = partitions() > std::max(1U, std::thread::hardware_concurrency());
+  if (!workers_ && !serial_) workers_ = std::make_unique<Workers>(*this);
+  oversubscribed_ = partitions() > usable_cpus();
   // Between phases only this thread runs, and every frame is in its link.
   for (const auto& part : parts_) part->drain_all();
   const auto released = [this](Key* last) {
@@ -536,7 +585,27 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
       part->set_clock(std::min({c, plus(first.time, lookahead_), cap.time}));
     }
     ++phases_;
-    workers_->run_phase(cap.time, cap.class_tag);
+    const uint64_t before = events_dispatched();
+    if (serial_) {
+      run_phase_serial(cap.time, cap.class_tag);
+    } else {
+      workers_->run_phase(cap.time, cap.class_tag);
+    }
+    const uint64_t ran = events_dispatched() - before;
+    if (!serial_ && !decided_ && ran > 0 && !lookahead_.is_infinite()) {
+      // The first phase that ran anything decides: too few events per
+      // partition per lookahead, and each thread spends more time waiting
+      // for the others than running (one pass per few events): the rest of
+      // the run goes on one thread, the same partitions taking turns.
+      decided_ = true;
+      const double lookaheads = std::max(1.0, static_cast<double>((cap.time - first.time).in_ps()) /
+                                                  static_cast<double>(lookahead_.in_ps()));
+      per_lookahead_ = static_cast<double>(ran) / (partitions() * lookaheads);
+      if (per_lookahead_ < min_events_per_lookahead_) {
+        serial_ = true;
+        workers_.reset();
+      }
+    }
   }
   control_->now_ = end_time;
   return end;

@@ -49,6 +49,7 @@
 #include "sim/partition.h"
 #include "sim/rng.h"
 #include "sim/units.h"
+#include "sim/wait_list.h"
 
 namespace rdmasim {
 
@@ -169,6 +170,21 @@ class Simulation {
   uint64_t phases() const { return phases_; }
   // A phase reaches at most this many lookaheads past the earliest event.
   static constexpr int64_t kPhaseLookaheads = 256;
+  // A partitioned run whose first phase runs fewer events than this per
+  // partition per lookahead goes on with its partitions taking turns on one
+  // thread (set_min_events_per_lookahead(0) keeps the threads): the threads
+  // would wait for one another more than they run.
+  static constexpr double kMinEventsPerLookahead = 1000;
+  void set_min_events_per_lookahead(double n) { min_events_per_lookahead_ = n; }
+  // Threads a partitioned run uses now: partitions(), or 1 once it went on
+  // one thread.
+  uint32_t threads_used() const { return serial_ ? 1 : partitions(); }
+  // Events per partition per lookahead in the first phase that ran any (0
+  // before it, or with one partition).
+  double events_per_partition_lookahead() const { return per_lookahead_; }
+  // Times a waiting thread slept (wait_list.h): how much of the run the
+  // threads spent waiting for one another beyond a short spin.
+  uint64_t thread_sleeps() const { return waits_.sleeps(); }
   // Called from run() about every `every` events, e.g. to print progress.
   void set_progress_hook(std::function<void(const Simulation&)> hook, uint64_t every = 1 << 16);
 
@@ -191,7 +207,14 @@ class Simulation {
   std::atomic<bool> aborted_{false};
   std::mutex error_mutex_;
   std::exception_ptr error_;
-  bool oversubscribed_ = false;  // more partitions than cores
+  bool oversubscribed_ = false;  // more partitions than the CPUs it may use
+  uint64_t generation_ = 0;      // phases run (threads and turns alike)
+  bool decided_ = false;         // the first phase with events ran
+  bool serial_ = false;          // partitions take turns on this thread
+  double per_lookahead_ = 0;
+  double min_events_per_lookahead_ = kMinEventsPerLookahead;
+  void run_phase_serial(Time cap, uint64_t cap_class_tag);
+  WaitList waits_;  // where waiting partitions sleep
   Time lookahead_ = Time::infinite();
   uint64_t phases_ = 0;
   std::vector<std::unique_ptr<Partition>> parts_;

@@ -110,6 +110,7 @@ struct Outcome {
   Time now;
   Time lookahead;
   uint64_t phases = 0;
+  uint32_t threads_used = 1;
   // At the first stop (Options::first_stop): events so far, arrivals per
   // relay, frames per link.
   uint64_t events_at_stop = 0;
@@ -125,7 +126,16 @@ struct Options {
   std::vector<uint64_t> quota;         // per relay: a hold released at that arrival (0: none)
   Time first_stop = Time::infinite();  // run(first_stop), then run() again
   bool run_again = false;              // run() once more after the run ends
+  // Simulation::set_min_events_per_lookahead: 0 keeps the threads, a huge
+  // value makes the partitions take turns on one thread after the first
+  // phase with events (kTurns).
+  double min_events = 0;
 };
+constexpr double kTurns = 1e300;
+Options in_mode(Options o, double min_events) {
+  o.min_events = min_events;
+  return o;
+}
 Options stop_after(uint64_t n) {
   Options o;
   o.stop_after = n;
@@ -162,6 +172,7 @@ Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, const Opt
         connect(sim, *relays[pairs[k].first], *relays[pairs[k].second], rate, delays[k]));
   }
   auto& counter = sim.add<Counter>("counter", relays, opt.stop_after);
+  sim.set_min_events_per_lookahead(opt.min_events);
   if (parts > 1) {
     sim.set_partitions(parts);
     for (size_t i = 0; i < 6; ++i) relays[i]->assign(sim.partition(part[i]));
@@ -197,6 +208,7 @@ Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, const Opt
   }
   o.lookahead = sim.lookahead();
   o.phases = sim.phases();
+  o.threads_used = sim.threads_used();
   for (const Relay* r : relays) o.logs.push_back(r->log);
   o.samples = counter.samples;
   o.frames = frames();
@@ -206,6 +218,9 @@ Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, const Opt
 }  // namespace
 
 TEST_CASE("a partitioned run dispatches the events of a sequential one", "[quick][partition]") {
+  // On threads, and taking turns on one thread.
+  const double mode = GENERATE(0.0, kTurns);
+  INFO((mode == 0 ? "threads" : "turns on one thread"));
   const Outcome one = run_network(1, {});
   REQUIRE(one.events > 1000);
   CHECK(one.phases == 0);
@@ -215,7 +230,8 @@ TEST_CASE("a partitioned run dispatches the events of a sequential one", "[quick
                                                                {2, {0, 1, 0, 1, 0, 1}},
                                                                {3, {0, 1, 2, 0, 1, 2}}}) {
     INFO(parts << " partitions, relay 1 in " << part[1]);
-    const Outcome many = run_network(parts, part);
+    const Outcome many = run_network(parts, part, in_mode({}, mode));
+    CHECK(many.threads_used == (mode == 0 ? parts : 1));
     CHECK(many.end == RunEnd::kIdle);
     CHECK(many.events == one.events);
     CHECK(many.now == one.now);
@@ -238,8 +254,11 @@ TEST_CASE("the lookahead is the shortest delay of a link between partitions",
 }
 
 TEST_CASE("an observer's stop ends a partitioned run at the time it gives", "[quick][partition]") {
+  // On threads, and taking turns on one thread.
+  const double mode = GENERATE(0.0, kTurns);
+  INFO((mode == 0 ? "threads" : "turns on one thread"));
   const Outcome one = run_network(1, {}, stop_after(500));
-  const Outcome two = run_network(2, {0, 1, 0, 1, 0, 1}, stop_after(500));
+  const Outcome two = run_network(2, {0, 1, 0, 1, 0, 1}, in_mode(stop_after(500), mode));
   CHECK(one.end == RunEnd::kStopped);
   CHECK(two.end == RunEnd::kStopped);
   CHECK(two.now == one.now);
@@ -256,6 +275,9 @@ const std::vector<std::pair<uint32_t, std::vector<uint32_t>>> kSplits = {
 
 TEST_CASE("the run stops after the event that releases the last hold, partitioned or not",
           "[quick][partition]") {
+  // On threads, and taking turns on one thread.
+  const double mode = GENERATE(0.0, kTurns);
+  INFO((mode == 0 ? "threads" : "turns on one thread"));
   // Holds in some partitions only, released at different times: partitions
   // that hold nothing may run ahead only as far as the release is certain.
   for (const std::vector<uint64_t>& quota :
@@ -266,7 +288,7 @@ TEST_CASE("the run stops after the event that releases the last hold, partitione
     REQUIRE(one.events < run_network(1, {}).events);  // it did stop early
     for (const auto& [parts, part] : kSplits) {
       INFO(parts << " partitions, relay 1 in " << part[1] << ", quota of r0 " << quota[0]);
-      const Outcome many = run_network(parts, part, holds(quota));
+      const Outcome many = run_network(parts, part, in_mode(holds(quota), mode));
       CHECK(many.end == RunEnd::kStopped);
       CHECK(many.now == one.now);
       CHECK(many.events == one.events);
@@ -278,13 +300,17 @@ TEST_CASE("the run stops after the event that releases the last hold, partitione
 
 TEST_CASE("a partitioned run stopped at a time continues as a sequential one does",
           "[quick][partition]") {
+  // On threads, and taking turns on one thread.
+  const double mode = GENERATE(0.0, kTurns);
+  INFO((mode == 0 ? "threads" : "turns on one thread"));
   const Outcome whole = run_network(1, {});
   for (const Time first_stop : {whole.now / 7, whole.now / 2, whole.now - Time::ps(1)}) {
     const Outcome one = run_network(1, {}, stop_at_then_continue(first_stop));
     CHECK(one.events == whole.events);
     for (const auto& [parts, part] : kSplits) {
       INFO(parts << " partitions, first stop at " << to_string(first_stop));
-      const Outcome many = run_network(parts, part, stop_at_then_continue(first_stop));
+      const Outcome many =
+          run_network(parts, part, in_mode(stop_at_then_continue(first_stop), mode));
       CHECK(many.events_at_stop == one.events_at_stop);
       CHECK(many.arrivals_at_stop == one.arrivals_at_stop);
       CHECK(many.frames_at_stop == one.frames_at_stop);
@@ -298,6 +324,9 @@ TEST_CASE("a partitioned run stopped at a time continues as a sequential one doe
 
 TEST_CASE("after the last hold stops a run, run() again goes on as a sequential one does",
           "[quick][partition]") {
+  // On threads, and taking turns on one thread.
+  const double mode = GENERATE(0.0, kTurns);
+  INFO((mode == 0 ? "threads" : "turns on one thread"));
   Options opt = holds({30, 120, 75, 0, 200, 10});
   opt.run_again = true;
   const Outcome one = run_network(1, {}, opt);
@@ -306,7 +335,7 @@ TEST_CASE("after the last hold stops a run, run() again goes on as a sequential 
   REQUIRE(one.events_again == run_network(1, {}).events);
   for (const auto& [parts, part] : kSplits) {
     INFO(parts << " partitions, relay 1 in " << part[1]);
-    const Outcome many = run_network(parts, part, opt);
+    const Outcome many = run_network(parts, part, in_mode(opt, mode));
     CHECK(many.end == RunEnd::kStopped);
     CHECK(many.events == one.events);
     CHECK(many.end_again == RunEnd::kIdle);
@@ -385,6 +414,7 @@ struct BlastOutcome {
 // timer at `timer`. parts: Q, P and R in 0, 1 and parts - 1.
 BlastOutcome blast(uint32_t parts, Time until, Time qp_delay, Time rp_delay, Time timer) {
   Simulation sim(1);
+  sim.set_min_events_per_lookahead(0);  // about the threads
   auto& q = sim.add<Burster>("q", until, until, 1);
   auto& p = sim.add<Sink>("p", timer);
   auto& r = sim.add<Sink>("r", Time::infinite());
@@ -453,6 +483,9 @@ TEST_CASE("an exception in a partition's event ends the run with it, on any thre
   for (const uint32_t where : {0u, 1u}) {
     INFO("thrower in partition " << where);
     Simulation sim(1);
+    const double mode = GENERATE(0.0, kTurns);
+    INFO((mode == 0 ? "threads" : "turns on one thread"));
+    sim.set_min_events_per_lookahead(mode);
     auto& q = sim.add<Burster>("q", Time::ms(1), Time::ms(1), 1);
     auto& t = sim.add<Thrower>("t");
     Cable c = connect(sim, q, t, BitRate::gbps(100), Time::us(1));
@@ -470,6 +503,7 @@ namespace {
 // Packets the pools have room for after `cycles` bursts over a 300 us cable.
 int64_t burst_capacity(uint32_t parts, int cycles) {
   Simulation sim(1);
+  sim.set_min_events_per_lookahead(0);  // about the threads
   auto& q = sim.add<Burster>("q", Time::us(400), Time::ms(1), cycles);
   auto& p = sim.add<Sink>("p", Time::infinite());
   Cable c = connect(sim, q, p, BitRate::gbps(100), Time::us(300));
