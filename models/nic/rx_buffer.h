@@ -14,7 +14,7 @@
 #include <array>
 #include <cstdint>
 
-#include "models/flow_control/pfc.h"
+#include "models/flow_control/link_flow_control.h"
 #include "sim/packet.h"
 #include "sim/ring.h"
 #include "sim/units.h"
@@ -65,7 +65,7 @@ class RxBuffer {
   BitRate drain_;
   Bytes capacity_;
   Bytes total_;
-  std::array<Bytes, kNumPriorities> occupancy_{};
+  std::array<Bytes, kEthernetPriorities> occupancy_{};
   Time last_done_;
   Ring<Entry> queue_;
 };

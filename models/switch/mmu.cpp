@@ -119,18 +119,17 @@ void Mmu::release(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t 
   used_ -= b;
 }
 
-bool Mmu::pause_due(uint32_t port, uint8_t prio) const {
+bool Mmu::xoff_due(uint32_t port, uint8_t prio) const {
   const Queue& x = q(port, prio);
-  if (x.paused || !cfg_.lossless(prio)) return false;
+  if (!cfg_.lossless(prio)) return false;
   if (cfg_.pfc.threshold == PfcThreshold::kDynamic) {
     return x.headroom_used > 0 || shared_of(x) >= pfc_threshold();
   }
   return x.headroom_used > 0 || x.bytes >= cfg_.pfc.xoff.count();
 }
 
-bool Mmu::resume_due(uint32_t port, uint8_t prio) const {
+bool Mmu::xon_due(uint32_t port, uint8_t prio) const {
   const Queue& x = q(port, prio);
-  if (!x.paused) return false;
   if (x.headroom_used > 0) return false;
   if (cfg_.pfc.threshold == PfcThreshold::kDynamic) {
     const int64_t shared = shared_of(x);

@@ -24,8 +24,8 @@
 //  limit, admits it to shared and sends what follows to headroom.)
 //
 // Contract: admit() and release() are called once per packet with the same
-// arguments; the caller sends the PFC frames that pause_due()/resume_due()
-// ask for and records them with set_paused().
+// arguments; the caller's PFC policy (models/flow_control/pfc.h) asks
+// xoff_due() while it is not pausing a queue and xon_due() while it is.
 #pragma once
 
 #include <cstdint>
@@ -68,10 +68,11 @@ class Mmu {
   // Starts fetching the counters of (port, prio) (a hint; changes nothing).
   void prefetch(uint32_t port, uint8_t prio) const { __builtin_prefetch(&q(port, prio), 1); }
 
-  bool pause_due(uint32_t port, uint8_t prio) const;
-  bool resume_due(uint32_t port, uint8_t prio) const;
-  bool paused(uint32_t port, uint8_t prio) const { return q(port, prio).paused; }
-  void set_paused(uint32_t port, uint8_t prio, bool p) { q(port, prio).paused = p; }
+  // Should ingress queue (port, prio) pause its upstream neighbour (XOFF)?
+  // Only for lossless priorities.
+  bool xoff_due(uint32_t port, uint8_t prio) const;
+  // May a paused ingress queue let it go on (XON)?
+  bool xon_due(uint32_t port, uint8_t prio) const;
 
   // The dynamic PFC threshold now, in bytes of a queue's shared use.
   int64_t pfc_threshold() const;
@@ -103,7 +104,6 @@ class Mmu {
     int64_t bytes = 0;          // ingress: charged to reserve + shared
     int64_t headroom_used = 0;  // ingress: charged to headroom
     int64_t egress = 0;         // egress: charged to packets queued to leave here
-    bool paused = false;        // ingress: we are pausing the upstream neighbour
   };
   Queue& q(uint32_t port, uint8_t prio) { return q_[port * 8 + prio]; }
   const Queue& q(uint32_t port, uint8_t prio) const { return q_[port * 8 + prio]; }
