@@ -4,8 +4,11 @@
 
 namespace rdmasim {
 
-Pfc::Pfc(uint8_t lanes) : lane_(lanes), refresh_(this, EventClass::kTimer) {
+Pfc::Pfc(uint8_t lanes) : refresh_(this, EventClass::kTimer) { set_lanes(lanes); }
+
+void Pfc::set_lanes(uint8_t lanes) {
   assert(lanes >= 1 && lanes <= kEthernetPriorities && "a PFC frame carries eight priorities");
+  lane_.assign(lanes, Lane{});
 }
 
 void Pfc::attach(Partition& ctx, ControlSink& sink, uint32_t port, uint32_t tag, BitRate rate,

@@ -62,6 +62,8 @@ class Pfc final : public LinkFlowControl {
   explicit Pfc(uint8_t lanes = kEthernetPriorities);
   Pfc(const Pfc&) = delete;
   Pfc& operator=(const Pfc&) = delete;
+  // Sizes the port's lanes (at most 8: a PFC frame carries eight); before attach().
+  void set_lanes(uint8_t lanes);
 
   // Binds the policy to port `port` of its holder (before the run): frames
   // are made and the refresh timer (tag `tag`) scheduled in `ctx`; frames

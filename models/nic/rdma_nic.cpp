@@ -12,7 +12,7 @@
 namespace rdmasim {
 
 RdmaNic::RdmaNic(Simulation& sim, std::string name, uint32_t host, const NicConfig& cfg,
-                 const RoceV2Format& format)
+                 const TransportFormat& format)
     : Node(sim, std::move(name)),
       host_(host),
       cfg_(cfg),
@@ -37,7 +37,7 @@ uint32_t RdmaNic::create_qp(CompletionHandler* completions) {
 void RdmaNic::setup() {
   ports_.clear();
   for (uint32_t i = 0; i < num_ports(); ++i) {
-    ports_.push_back(std::make_unique<PortState>(this, i, id()));
+    ports_.push_back(std::make_unique<PortState>(this, i, id(), kEthernetPriorities));
     ports_.back()->rx.configure(cfg_.rx_drain_rate, cfg_.rx_buffer);
     const Link* l = port(i).link();
     Pfc::Params pfc;
@@ -97,7 +97,7 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
   // PFC frames are MAC control frames: never paused, ahead of everything.
   if (!ps.pfc_out.empty()) return ps.pfc_out.pop_front();
   Time blocked_until = Time::infinite();
-  for (int prio = kEthernetPriorities - 1; prio >= 0; --prio) {
+  for (int prio = static_cast<int>(ps.control.size()) - 1; prio >= 0; --prio) {
     Ring<PacketHandle>& ring = ps.control[prio];
     if (ring.empty()) continue;
     if (ps.pfc.paused(static_cast<uint8_t>(prio), now)) {
@@ -219,7 +219,7 @@ PacketHandle RdmaNic::make(PacketKind kind, RcOpcode op, uint32_t payload, const
   PacketHandle p = ctx().make_packet();
   classify(*p, kind);
   p->opcode = static_cast<uint8_t>(op);
-  const RoceV2Format::Framing& f = format_.framing(op);
+  const TransportFormat::Framing& f = format_.framing(op);
   p->headers = f.headers.bits();
   p->payload_bytes = payload;
   p->wire_bytes = f.wire_bytes(payload);

@@ -43,7 +43,7 @@
 #include "models/nic/nic_config.h"
 #include "models/nic/queue_pair.h"
 #include "models/nic/rx_buffer.h"
-#include "models/proto/roce_v2.h"
+#include "models/proto/transport_format.h"
 #include "sim/node.h"
 #include "sim/ring.h"
 
@@ -91,9 +91,10 @@ struct NicCounters {
 
 class RdmaNic : public Node, private ControlSink {
  public:
-  // `host` is the NIC's address (host id); `cfg` and `format` outlive the NIC.
+  // `host` is the NIC's address (host id); `format` frames its packets (RoCE
+  // v2: models/proto/roce_v2.h); `cfg` and `format` outlive the NIC.
   RdmaNic(Simulation& sim, std::string name, uint32_t host, const NicConfig& cfg,
-          const RoceV2Format& format);
+          const TransportFormat& format);
 
   uint32_t host() const { return host_; }
   const NicConfig& config() const { return cfg_; }
@@ -247,12 +248,14 @@ class RdmaNic : public Node, private ControlSink {
     IndexedEvent<RdmaNic, &RdmaNic::on_rnr_timer> rnr;
   };
   struct PortState {
-    PortState(RdmaNic* nic, uint32_t index, uint32_t tag)
-        : drain(nic, index, EventClass::kDelivery, tag) {}
-    Ring<uint32_t> active;  // QPNs with something to send, in round-robin order
-    std::array<Ring<PacketHandle>, kEthernetPriorities> control;  // ACK/NAK/CNP by priority
-    Ring<PacketHandle> pfc_out;                                   // PFC frames to send
-    Pfc pfc;  // PFC on this port's cable, both ways
+    PortState(RdmaNic* nic, uint32_t index, uint32_t tag, uint8_t lanes)
+        : control(lanes), pfc(lanes), drain(nic, index, EventClass::kDelivery, tag) {
+      rx.set_lanes(lanes);
+    }
+    Ring<uint32_t> active;                    // QPNs with something to send, in round-robin order
+    std::vector<Ring<PacketHandle>> control;  // ACK/NAK/CNP by priority (lane)
+    Ring<PacketHandle> pfc_out;               // PFC frames to send
+    Pfc pfc;                                  // PFC on this port's cable, both ways
     RxBuffer rx;
     IndexedEvent<RdmaNic, &RdmaNic::on_drain> drain;
   };
@@ -261,7 +264,7 @@ class RdmaNic : public Node, private ControlSink {
 
   uint32_t host_;
   const NicConfig& cfg_;
-  const RoceV2Format& format_;
+  const TransportFormat& format_;
   int ord_;  // effective ORD: min(max_rd_atomic, max_dest_rd_atomic)
   Time base_timeout_;
   std::vector<std::unique_ptr<QpSlot>> qps_;

@@ -9,9 +9,10 @@
 
 namespace rdmasim {
 
-Switch::Switch(Simulation& sim, std::string name, const SwitchConfig& cfg)
+Switch::Switch(Simulation& sim, std::string name, const SwitchConfig& cfg, uint8_t lanes)
     : Node(sim, std::move(name)),
       cfg_(cfg),
+      lanes_(lanes),
       rng_(sim.rng_stream(this->name())),
       pipeline_(this, cfg.latency, EventClass::kDelivery, id()),
       watchdog_(this, EventClass::kTimer, id()) {
@@ -69,7 +70,7 @@ Bytes Switch::headroom_for(uint32_t port) const {
 
 template <uint8_t kPoint>
 void Switch::run_hooks(Packet& p, uint32_t port) {
-  const size_t k = (size_t{port} * 8 + p.priority) * 2 + (kPoint == EgressHook::kAtDequeue);
+  const size_t k = (size_t{port} * lanes_ + p.priority) * 2 + (kPoint == EgressHook::kAtDequeue);
   const uint32_t begin = hook_index_[k];
   const uint32_t end = hook_index_[k + 1];
   if (begin == end) return;
@@ -92,10 +93,11 @@ void Switch::setup() {
   pfc.refresh = cfg_.pfc.refresh;
   pfc.response_delay = cfg_.pfc.response_delay;
   for (uint32_t i = 0; i < n; ++i) {
+    ports_[i].set_lanes(lanes_);
     ports_[i].fc.attach(ctx(), *this, i, id(), port(i).link()->rate(), pfc);
     headroom[i] = headroom_for(i);
   }
-  mmu_ = std::make_unique<Mmu>(cfg_, n, std::move(headroom));
+  mmu_ = std::make_unique<Mmu>(cfg_, n, std::move(headroom), lanes_);
   hot_.mmu = mmu_.get();
   hot_.ports = ports_.data();
   for (uint32_t i = 0; i < n; ++i) port(i).set_state_hint(&ports_[i]);
@@ -110,13 +112,13 @@ void Switch::setup() {
       if (i >= n) throw std::invalid_argument(name() + ": egress hook on a port it does not have");
     }
   }
-  hook_index_.assign(size_t{n} * 16 + 1, 0);
+  hook_index_.assign(size_t{n} * lanes_ * 2 + 1, 0);
   hook_list_.clear();
   hot_.hooks = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    for (uint8_t pr = 0; pr < 8; ++pr) {
+    for (uint8_t pr = 0; pr < lanes_; ++pr) {
       for (const uint8_t point : {EgressHook::kAtEnqueue, EgressHook::kAtDequeue}) {
-        hook_index_[(size_t{i} * 8 + pr) * 2 + (point == EgressHook::kAtDequeue)] =
+        hook_index_[(size_t{i} * lanes_ + pr) * 2 + (point == EgressHook::kAtDequeue)] =
             static_cast<uint32_t>(hook_list_.size());
         for (const HookRegistration& r : hook_regs_) {
           if ((r.hook->points() & point) == 0 || ((r.priorities >> pr) & 1) == 0) continue;
@@ -201,7 +203,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
     const Time recheck = pt.fc.on_control_frame(*p, ctx().now());
     pt.queues.cache_allowed(0, Time::zero());  // what may be sent has changed
     if (pfc_probe.attached()) {
-      for (uint8_t pr = 0; pr < 8; ++pr) {
+      for (uint8_t pr = 0; pr < pt.fc.lanes(); ++pr) {
         if ((p->pfc_class_enable >> pr) & 1) {
           pfc_probe.emit(PfcEvent{ctx().now(), id(), port, pr, p->pfc_quanta[pr] != 0, false,
                                   p->pfc_quanta[pr]});
@@ -297,18 +299,18 @@ void Switch::forward(PacketHandle p) {
 // The priorities port `pt` may send now: those PFC has not paused (or whose
 // pause the watchdog ignores). Cached in the queues' first line until the
 // pause state can next change.
-uint8_t Switch::allowed(Port& pt, Time now) {
+uint16_t Switch::allowed(Port& pt, Time now) {
   if (cfg_.watchdog.enabled && cfg_.watchdog.action == WatchdogAction::kForward) {
-    uint8_t allowed = 0;
-    for (uint8_t pr = 0; pr < 8; ++pr) {
+    uint16_t allowed = 0;
+    for (uint8_t pr = 0; pr < pt.fc.lanes(); ++pr) {
       if (now < pt.watchdog_until[pr] || !pt.fc.paused(pr, now))
-        allowed |= static_cast<uint8_t>(1U << pr);
+        allowed |= static_cast<uint16_t>(1U << pr);
     }
     return allowed;
   }
   if (now < pt.queues.allowed_until()) return pt.queues.cached_allowed();
   Time until;
-  const auto allowed = static_cast<uint8_t>(pt.fc.sendable(now, until));
+  const auto allowed = static_cast<uint16_t>(pt.fc.sendable(now, until));
   pt.queues.cache_allowed(allowed, until);
   return allowed;
 }
@@ -370,7 +372,7 @@ void Switch::on_watchdog() {
   const Time now = ctx().now();
   for (uint32_t i = 0; i < ports_.size(); ++i) {
     Port& pt = ports_[i];
-    for (uint8_t pr = 0; pr < 8; ++pr) {
+    for (uint8_t pr = 0; pr < pt.fc.lanes(); ++pr) {
       if (now < pt.watchdog_until[pr]) continue;
       if (pt.queues.empty(pr) || !pt.fc.paused(pr, now)) continue;
       if (now - pt.queues.last_sent(pr) < cfg_.watchdog.timeout) continue;

@@ -1,6 +1,7 @@
 // Switch: an output-queued Ethernet switch with a shared-buffer MMU, eight
-// priority queues per port, PFC, ECN marking, ECMP (per-flow hash, per-packet
-// spraying or adaptive) and priority rewrite rules.
+// priority queues per port (lanes(): every port of a switch has the same
+// count), PFC, ECN marking, ECMP (per-flow hash, per-packet spraying or
+// adaptive) and priority rewrite rules.
 //
 // The packet path:
 //  1. A packet arrives (its last bit; its header in cut-through mode, see
@@ -94,7 +95,10 @@ uint64_t ecmp_seed(uint64_t sim_seed, const std::string& name, const SwitchConfi
 
 class Switch : public Node, private ControlSink {
  public:
-  Switch(Simulation& sim, std::string name, const SwitchConfig& cfg);
+  Switch(Simulation& sim, std::string name, const SwitchConfig& cfg,
+         uint8_t lanes = kEthernetPriorities);
+  // Lanes (priorities) of every port.
+  uint8_t lanes() const { return lanes_; }
 
   void set_forwarding_table(ForwardingTable table) {
     fib_ = std::move(table);
@@ -173,12 +177,18 @@ class Switch : public Node, private ControlSink {
   // Per-packet state first (EgressQueues: one line to decide, one per
   // priority); what PFC frames, the watchdog and drops touch after it.
   struct Port {
-    EgressQueues queues;  // also the PFC frames waiting to go out
-    Pfc fc;               // PFC on this port's cable, both ways
-    std::array<Time, kEthernetPriorities> watchdog_until{};  // stormed queue handling ends
-    std::array<QueueEvents, kEthernetPriorities> events{};
+    EgressQueues queues;               // also the PFC frames waiting to go out
+    Pfc fc;                            // PFC on this port's cable, both ways
+    std::vector<Time> watchdog_until;  // per lane: stormed queue handling ends
+    std::vector<QueueEvents> events;   // per lane
+    void set_lanes(uint8_t lanes) {
+      queues.set_lanes(lanes);
+      fc.set_lanes(lanes);
+      watchdog_until.assign(lanes, Time::zero());
+      events.assign(lanes, QueueEvents{});
+    }
   };
-  uint8_t allowed(Port& pt, Time now);
+  uint16_t allowed(Port& pt, Time now);
   // Schedules a pull of `port` for when its pause state next changes.
   void wake_on_pause_change(uint32_t port, Time now) const;
 
@@ -197,6 +207,7 @@ class Switch : public Node, private ControlSink {
   static_assert(sizeof(Hot) == 64);
   Hot hot_;
   const SwitchConfig& cfg_;
+  uint8_t lanes_;
   ForwardingTable fib_;
   std::vector<PriorityRewrite> rewrites_;
   RngStream rng_;
@@ -208,7 +219,7 @@ class Switch : public Node, private ControlSink {
   // Egress hooks as registered; then, from setup(), the hooks of each
   // (port, priority, point) in registration order:
   // hook_list_[hook_index_[k] .. hook_index_[k + 1]) with
-  // k = (port * 8 + priority) * 2 + (0 at enqueue, 1 at dequeue).
+  // k = (port * lanes_ + priority) * 2 + (0 at enqueue, 1 at dequeue).
   struct HookRegistration {
     EgressHook* hook;
     uint8_t priorities;

@@ -101,3 +101,17 @@ TEST_CASE("cells round every packet up", "[quick][mmu]") {
   CHECK(m.charge(208) == 208);
   CHECK(m.charge(4158) == 20 * 208);
 }
+
+TEST_CASE("the MMU reserves per lane of each port", "[quick][mmu]") {
+  const SwitchConfig c = dynamic_config();
+  // 3 ports of 16 lanes (InfiniBand VLs) x 4096 reserve; one lossless lane
+  // (priority 3) with 50 KB headroom on each port.
+  Mmu m(c, 3, std::vector<Bytes>(3, Bytes(50'000)), 16);
+  CHECK(m.shared_pool() == 1'000'000 - 3 * 16 * 4096 - 3 * 50'000);
+  // Queues of different ports and lanes do not alias.
+  REQUIRE(m.admit(2, 15, 1, 9, 1000) == DropReason::kNone);
+  CHECK(m.ingress_bytes(2, 15) == 1000);
+  CHECK(m.egress_bytes(1, 9) == 1000);
+  CHECK(m.ingress_bytes(1, 15) == 0);
+  CHECK(m.egress_bytes(2, 9) == 0);
+}
