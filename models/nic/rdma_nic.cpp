@@ -97,14 +97,18 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
   // PFC frames are MAC control frames: never paused, ahead of everything.
   if (!ps.pfc_out.empty()) return ps.pfc_out.pop_front();
   Time blocked_until = Time::infinite();
-  for (int prio = static_cast<int>(ps.control.size()) - 1; prio >= 0; --prio) {
-    Ring<PacketHandle>& ring = ps.control[prio];
-    if (ring.empty()) continue;
-    if (ps.pfc.paused(static_cast<uint8_t>(prio), now)) {
-      blocked_until = std::min(blocked_until, ps.pfc.blocked_until(static_cast<uint8_t>(prio)));
+  // Control packets by priority, highest first (only the non-empty rings).
+  for (uint32_t m = ps.control_mask; m != 0;) {
+    const auto prio = static_cast<uint8_t>(31 - __builtin_clz(m));
+    m &= ~(1U << prio);
+    if (ps.pfc.paused(prio, now)) {
+      blocked_until = std::min(blocked_until, ps.pfc.blocked_until(prio));
       continue;
     }
-    return ring.pop_front();
+    Ring<PacketHandle>& ring = ps.control[prio];
+    PacketHandle c = ring.pop_front();
+    if (ring.empty()) ps.control_mask &= static_cast<uint16_t>(~(1U << prio));
+    return c;
   }
   if (!ps.active.empty()) {
     if (ps.pfc.paused(cfg_.data_priority, now)) {
@@ -172,9 +176,7 @@ Time RdmaNic::next_pull(uint32_t port_index, Time frame_end) const {
   // and update_pacing() when a QP becomes due earlier).
   const PortState& ps = *ports_[port_index];
   if (!ps.pfc_out.empty()) return frame_end;
-  for (const Ring<PacketHandle>& ring : ps.control) {
-    if (!ring.empty()) return frame_end;
-  }
+  if (ps.control_mask != 0) return frame_end;
   if (ps.active.empty()) return Time::infinite();
   // Only paced QPs, none due by the frame's end: pull when the first is due
   // rather than at the end to find that out (one event per paced frame, not

@@ -254,6 +254,7 @@ class RdmaNic : public Node, private ControlSink {
     }
     Ring<uint32_t> active;                    // QPNs with something to send, in round-robin order
     std::vector<Ring<PacketHandle>> control;  // ACK/NAK/CNP by priority (lane)
+    uint16_t control_mask = 0;                // bit p: control[p] is not empty
     Ring<PacketHandle> pfc_out;               // PFC frames to send
     Pfc pfc;                                  // PFC on this port's cable, both ways
     RxBuffer rx;
@@ -279,6 +280,7 @@ inline void RdmaNic::queue_control(uint32_t port_index, PacketHandle&& c, bool w
   const uint8_t prio = c->priority;
   PortState& ps = *ports_[port_index];
   ps.control[prio].push_back(std::move(c));
+  ps.control_mask |= static_cast<uint16_t>(1U << prio);
   if (!wake) return;
   // Behind a pause (ACKs may share the data priority) a pull now would find
   // nothing: pull when the pause ends, or earlier if a resume frame comes.
