@@ -44,7 +44,7 @@ Time Link::transmit(PacketHandle p) {
       rng_.uniform01() >= std::exp(static_cast<double>(p->wire_bytes) * 8 * log1m_ber_)) {
     p->flags |= kFlagCorrupted;
   }
-  if (cut_through_bytes_ > 0 && p->kind != PacketKind::kPfc) {
+  if (cut_through_bytes_ > 0 && !is_link_control(p->kind)) {
     // A cut-through receiver gets the frame once its first bytes are in; it
     // learns when the last bit will be.
     p->rx_end = tx_end_ + propagation_.delay();

@@ -45,6 +45,11 @@ enum class PacketKind : uint8_t {
   kRaw = 6,  // other Ethernet traffic (e.g. a lossy bulk stream in a test): carried, not consumed
 };
 
+// A link-level control frame (PFC today; InfiniBand flow-control packets
+// later): consumed by the receiving port's flow-control policy, never
+// forwarded, never cut through.
+constexpr bool is_link_control(PacketKind k) { return k == PacketKind::kPfc; }
+
 // Bit flags on a packet.
 enum PacketFlag : uint8_t {
   kFlagAckReq = 1 << 0,      // BTH AckReq: the responder acknowledges at once

@@ -12,7 +12,7 @@
 namespace rdmasim {
 
 RdmaNic::RdmaNic(Simulation& sim, std::string name, uint32_t host, const NicConfig& cfg,
-                 const RoceV2Format& format)
+                 const TransportFormat& format)
     : Node(sim, std::move(name)),
       host_(host),
       cfg_(cfg),
@@ -37,8 +37,14 @@ uint32_t RdmaNic::create_qp(CompletionHandler* completions) {
 void RdmaNic::setup() {
   ports_.clear();
   for (uint32_t i = 0; i < num_ports(); ++i) {
-    ports_.push_back(std::make_unique<PortState>(this, i, id()));
+    ports_.push_back(std::make_unique<PortState>(this, i, id(), kEthernetPriorities));
     ports_.back()->rx.configure(cfg_.rx_drain_rate, cfg_.rx_buffer);
+    const Link* l = port(i).link();
+    Pfc::Params pfc;
+    pfc.quanta = kPfcMaxQuanta;
+    pfc.refresh = 0.5;  // a pause is refreshed at half its length
+    pfc.response_delay = cfg_.pfc_response_delay;
+    ports_.back()->pfc.attach(ctx(), *this, i, id(), l != nullptr ? l->rate() : BitRate(), pfc);
     port(i).set_state_hint(ports_.back().get());
   }
   // Work posted before setup starts now.
@@ -91,18 +97,22 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
   // PFC frames are MAC control frames: never paused, ahead of everything.
   if (!ps.pfc_out.empty()) return ps.pfc_out.pop_front();
   Time blocked_until = Time::infinite();
-  for (int prio = kNumPriorities - 1; prio >= 0; --prio) {
-    Ring<PacketHandle>& ring = ps.control[prio];
-    if (ring.empty()) continue;
-    if (ps.pause.paused(prio, now)) {
-      blocked_until = std::min(blocked_until, ps.pause.paused_until(prio));
+  // Control packets by priority, highest first (only the non-empty rings).
+  for (uint32_t m = ps.control_mask; m != 0;) {
+    const auto prio = static_cast<uint8_t>(31 - __builtin_clz(m));
+    m &= ~(1U << prio);
+    if (ps.pfc.paused(prio, now)) {
+      blocked_until = std::min(blocked_until, ps.pfc.blocked_until(prio));
       continue;
     }
-    return ring.pop_front();
+    Ring<PacketHandle>& ring = ps.control[prio];
+    PacketHandle c = ring.pop_front();
+    if (ring.empty()) ps.control_mask &= static_cast<uint16_t>(~(1U << prio));
+    return c;
   }
   if (!ps.active.empty()) {
-    if (ps.pause.paused(cfg_.data_priority, now)) {
-      blocked_until = std::min(blocked_until, ps.pause.paused_until(cfg_.data_priority));
+    if (ps.pfc.paused(cfg_.data_priority, now)) {
+      blocked_until = std::min(blocked_until, ps.pfc.blocked_until(cfg_.data_priority));
     } else {
       // Paced QPs not yet due go round again; if none could send, pull when
       // the first of them is due.
@@ -166,9 +176,7 @@ Time RdmaNic::next_pull(uint32_t port_index, Time frame_end) const {
   // and update_pacing() when a QP becomes due earlier).
   const PortState& ps = *ports_[port_index];
   if (!ps.pfc_out.empty()) return frame_end;
-  for (const Ring<PacketHandle>& ring : ps.control) {
-    if (!ring.empty()) return frame_end;
-  }
+  if (ps.control_mask != 0) return frame_end;
   if (ps.active.empty()) return Time::infinite();
   // Only paced QPs, none due by the frame's end: pull when the first is due
   // rather than at the end to find that out (one event per paced frame, not
@@ -213,7 +221,7 @@ PacketHandle RdmaNic::make(PacketKind kind, RcOpcode op, uint32_t payload, const
   PacketHandle p = ctx().make_packet();
   classify(*p, kind);
   p->opcode = static_cast<uint8_t>(op);
-  const RoceV2Format::Framing& f = format_.framing(op);
+  const TransportFormat::Framing& f = format_.framing(op);
   p->headers = f.headers.bits();
   p->payload_bytes = payload;
   p->wire_bytes = f.wire_bytes(payload);
@@ -229,9 +237,10 @@ PacketHandle RdmaNic::make(PacketKind kind, RcOpcode op, uint32_t payload, const
 
 void RdmaNic::receive(uint32_t port_index, PacketHandle p) {
   PortState& ps = *ports_[port_index];
-  if (p->kind == PacketKind::kPfc) {
+  if (is_link_control(p->kind)) {
     ++counters_.pfc_frames_received;
-    on_pfc_frame(port_index, *p);
+    const Time recheck = ps.pfc.on_control_frame(*p, ctx().now());
+    if (!recheck.is_infinite()) port(port_index).wake_at(recheck);
     return;
   }
   assert(p->dst == host_);
@@ -245,10 +254,7 @@ void RdmaNic::receive(uint32_t port_index, PacketHandle p) {
     ++counters_.rx_buffer_drops;
     return;
   }
-  if (!ps.xoff_sent[prio] && ps.rx.occupancy(prio) >= cfg_.rx_xoff) {
-    ps.xoff_sent[prio] = true;
-    send_pfc(port_index, prio, kPfcMaxQuanta);
-  }
+  ps.pfc.on_arrival(prio, [&] { return ps.rx.occupancy(prio) >= cfg_.rx_xoff; });
   if (!ps.drain.scheduled()) ctx().schedule(ps.drain, ps.rx.next_done());
 }
 
@@ -258,10 +264,7 @@ void RdmaNic::on_drain(uint32_t port_index) {
   while (!ps.rx.empty() && ps.rx.next_done() <= now) {
     uint8_t prio = 0;
     PacketHandle p = ps.rx.pop(&prio);
-    if (ps.xoff_sent[prio] && ps.rx.occupancy(prio) <= cfg_.rx_xon) {
-      ps.xoff_sent[prio] = false;
-      send_pfc(port_index, prio, 0);
-    }
+    ps.pfc.on_departure(prio, [&] { return ps.rx.occupancy(prio) <= cfg_.rx_xon; });
     dispatch(std::move(p));
   }
   if (!ps.rx.empty()) ctx().schedule(ps.drain, ps.rx.next_done());
@@ -292,73 +295,17 @@ void RdmaNic::dispatch(PacketHandle p) {
   }
 }
 
-// ---- PFC ----
+// ---- PFC (the policy is models/flow_control/pfc.h) ----
 
-void RdmaNic::on_pfc_frame(uint32_t port_index, const Packet& f) {
-  PortState& ps = *ports_[port_index];
-  Port& pt = port(port_index);
-  const Time recheck =
-      ps.pause.on_frame(f, ctx().now(), cfg_.pfc_response_delay, pt.link()->rate());
-  if (!recheck.is_infinite()) pt.wake_at(recheck);
-}
-
-void RdmaNic::send_pfc(uint32_t port_index, int priority, uint16_t quanta) {
-  PortState& ps = *ports_[port_index];
-  Port& pt = port(port_index);
-  PacketHandle f = make_pfc_frame(ctx(), static_cast<uint16_t>(1U << priority), quanta);
-  f->src = host_;
-  ps.pfc_out.push_back(std::move(f));
+void RdmaNic::emit_link_control(uint32_t port_index, PacketHandle frame) {
+  frame->src = host_;
+  ports_[port_index]->pfc_out.push_back(std::move(frame));
   ++counters_.pfc_frames_sent;
-  if (quanta > 0) {
-    // Refresh the pause at half its length while the buffer stays above XON.
-    ps.refresh_at[priority] = ctx().now() + pfc_pause_time(quanta, pt.link()->rate()) / 2;
-    if (!ps.refresh.scheduled()) {
-      ctx().schedule(ps.refresh, ps.refresh_at[priority]);
-    } else if (ps.refresh.when() > ps.refresh_at[priority]) {
-      ctx().reschedule(ps.refresh, ps.refresh_at[priority]);
-    }
-  }
-  pt.wake();
-}
-
-void RdmaNic::on_pfc_refresh(uint32_t port_index) {
-  PortState& ps = *ports_[port_index];
-  const Time now = ctx().now();
-  for (int prio = 0; prio < kNumPriorities; ++prio) {
-    const bool storm = now < ps.storm_until[prio];
-    if ((ps.xoff_sent[prio] || storm) && ps.refresh_at[prio] <= now) {
-      send_pfc(port_index, prio, kPfcMaxQuanta);
-    }
-    if (!storm && ps.storm_until[prio] > Time::zero()) {
-      // The storm is over.
-      ps.storm_until[prio] = Time::zero();
-      if (!ps.xoff_sent[prio]) send_pfc(port_index, prio, 0);
-    }
-  }
-  Time next = Time::infinite();
-  for (int prio = 0; prio < kNumPriorities; ++prio) {
-    if (ps.xoff_sent[prio] || ps.storm_until[prio] > now) {
-      next = std::min(next, ps.refresh_at[prio]);
-    }
-    if (ps.storm_until[prio] > now) next = std::min(next, ps.storm_until[prio]);
-  }
-  if (next.is_infinite()) return;
-  if (!ps.refresh.scheduled()) {
-    ctx().schedule(ps.refresh, next);
-  } else if (ps.refresh.when() > next) {
-    ctx().reschedule(ps.refresh, next);
-  }
+  port(port_index).wake();
 }
 
 void RdmaNic::start_pfc_storm(uint8_t priority, Time until) {
-  for (uint32_t i = 0; i < ports_.size(); ++i) {
-    PortState& ps = *ports_[i];
-    ps.storm_until[priority] = until;
-    send_pfc(i, priority, kPfcMaxQuanta);
-    // Make sure the storm's end is seen even between refreshes.
-    const Time end = std::max(until, ctx().now());
-    if (!until.is_infinite() && ps.refresh.when() > end) ctx().reschedule(ps.refresh, end);
-  }
+  for (auto& ps : ports_) ps->pfc.hold(priority, until);
 }
 
 }  // namespace rdmasim

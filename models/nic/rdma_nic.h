@@ -21,8 +21,9 @@
 //     the last packet is acknowledged (a READ: when its last response
 //     arrives), responder side when an inbound SEND message is whole.
 //  5. Timers are per QP (retransmission, RNR wait, congestion control) and
-//     per port (PFC refresh, receive-buffer drain); all carry the NIC's id as
-//     their tag. A pause's end wakes the port through Port::wake_at.
+//     per port (PFC refresh, in the port's Pfc; receive-buffer drain); all
+//     carry the NIC's id as their tag. A pause's end wakes the port through
+//     Port::wake_at.
 //  6. Congestion control: each QP has a slot for one CongestionControl
 //     (models/cc/congestion_control.h), run in this NIC's events only. An
 //     empty slot costs a null-pointer check per event it would raise. CNPs
@@ -42,7 +43,7 @@
 #include "models/nic/nic_config.h"
 #include "models/nic/queue_pair.h"
 #include "models/nic/rx_buffer.h"
-#include "models/proto/roce_v2.h"
+#include "models/proto/transport_format.h"
 #include "sim/node.h"
 #include "sim/ring.h"
 
@@ -88,11 +89,12 @@ struct NicCounters {
   uint64_t ecn_echo_acks_received = 0;
 };
 
-class RdmaNic : public Node {
+class RdmaNic : public Node, private ControlSink {
  public:
-  // `host` is the NIC's address (host id); `cfg` and `format` outlive the NIC.
+  // `host` is the NIC's address (host id); `format` frames its packets (RoCE
+  // v2: models/proto/roce_v2.h); `cfg` and `format` outlive the NIC.
   RdmaNic(Simulation& sim, std::string name, uint32_t host, const NicConfig& cfg,
-          const RoceV2Format& format);
+          const TransportFormat& format);
 
   uint32_t host() const { return host_; }
   const NicConfig& config() const { return cfg_; }
@@ -116,8 +118,8 @@ class RdmaNic : public Node {
   void post_receives(uint32_t qpn, int64_t n);
   // Receive WQEs QP `qpn` has posted and not consumed, now.
   int64_t receives_available(uint32_t qpn) const;
-  // The transmit pause state of a port (PFC frames received).
-  const PauseState& pause_state(uint32_t port) const { return ports_[port]->pause; }
+  // The link-level flow control of a port (PFC: frames received and sent).
+  const Pfc& flow_control(uint32_t port) const { return ports_[port]->pfc; }
   // The receive buffer of a port.
   const RxBuffer& rx_buffer(uint32_t port) const { return ports_[port]->rx; }
   // Fault: from now until `until` the NIC keeps every port's peer paused on
@@ -149,9 +151,8 @@ class RdmaNic : public Node {
  private:
   // ---- ports, PFC, receive buffer (rdma_nic.cpp) ----
   void on_drain(uint32_t port);
-  void on_pfc_refresh(uint32_t port);
-  void on_pfc_frame(uint32_t port, const Packet& f);
-  void send_pfc(uint32_t port, int priority, uint16_t quanta);
+  // ControlSink: a PFC frame the port's policy sends.
+  void emit_link_control(uint32_t port, PacketHandle frame) override;
   void dispatch(PacketHandle p);
   void activate(uint32_t qpn);
   // Queues an ACK/NAK/CNP on the control ring of its priority (behind PFC).
@@ -247,26 +248,24 @@ class RdmaNic : public Node {
     IndexedEvent<RdmaNic, &RdmaNic::on_rnr_timer> rnr;
   };
   struct PortState {
-    PortState(RdmaNic* nic, uint32_t index, uint32_t tag)
-        : drain(nic, index, EventClass::kDelivery, tag),
-          refresh(nic, index, EventClass::kTimer, tag) {}
-    Ring<uint32_t> active;  // QPNs with something to send, in round-robin order
-    std::array<Ring<PacketHandle>, kNumPriorities> control;  // ACK/NAK/CNP by priority
-    Ring<PacketHandle> pfc_out;                              // PFC frames to send
-    PauseState pause;                                        // PFC frames received
+    PortState(RdmaNic* nic, uint32_t index, uint32_t tag, uint8_t lanes)
+        : control(lanes), pfc(lanes), drain(nic, index, EventClass::kDelivery, tag) {
+      rx.set_lanes(lanes);
+    }
+    Ring<uint32_t> active;                    // QPNs with something to send, in round-robin order
+    std::vector<Ring<PacketHandle>> control;  // ACK/NAK/CNP by priority (lane)
+    uint16_t control_mask = 0;                // bit p: control[p] is not empty
+    Ring<PacketHandle> pfc_out;               // PFC frames to send
+    Pfc pfc;                                  // PFC on this port's cable, both ways
     RxBuffer rx;
-    std::array<bool, kNumPriorities> xoff_sent{};  // this NIC paused its peer
-    std::array<Time, kNumPriorities> refresh_at{};
-    std::array<Time, kNumPriorities> storm_until{};  // PFC storm (fault) in progress until
     IndexedEvent<RdmaNic, &RdmaNic::on_drain> drain;
-    IndexedEvent<RdmaNic, &RdmaNic::on_pfc_refresh> refresh;
   };
 
   QpSlot& slot(uint32_t qpn) { return *qps_[qpn - kFirstQpn]; }
 
   uint32_t host_;
   const NicConfig& cfg_;
-  const RoceV2Format& format_;
+  const TransportFormat& format_;
   int ord_;  // effective ORD: min(max_rd_atomic, max_dest_rd_atomic)
   Time base_timeout_;
   std::vector<std::unique_ptr<QpSlot>> qps_;
@@ -281,11 +280,12 @@ inline void RdmaNic::queue_control(uint32_t port_index, PacketHandle&& c, bool w
   const uint8_t prio = c->priority;
   PortState& ps = *ports_[port_index];
   ps.control[prio].push_back(std::move(c));
+  ps.control_mask |= static_cast<uint16_t>(1U << prio);
   if (!wake) return;
   // Behind a pause (ACKs may share the data priority) a pull now would find
   // nothing: pull when the pause ends, or earlier if a resume frame comes.
-  if (ps.pause.paused(prio, ctx().now())) {
-    port(port_index).wake_at(ps.pause.paused_until(prio));
+  if (ps.pfc.paused(prio, ctx().now())) {
+    port(port_index).wake_at(ps.pfc.blocked_until(prio));
   } else {
     port(port_index).wake();
   }

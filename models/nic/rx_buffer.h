@@ -11,10 +11,10 @@
 //  3. The buffer holds packet handles in a Ring: no allocation in steady state.
 #pragma once
 
-#include <array>
 #include <cstdint>
+#include <vector>
 
-#include "models/flow_control/pfc.h"
+#include "models/flow_control/link_flow_control.h"
 #include "sim/packet.h"
 #include "sim/ring.h"
 #include "sim/units.h"
@@ -28,6 +28,8 @@ class RxBuffer {
     capacity_ = capacity;
   }
   bool enabled() const { return drain_.in_bps() > 0; }
+  // Occupancy is kept per lane (priority) of the port.
+  void set_lanes(uint8_t lanes) { occupancy_.assign(lanes, Bytes()); }
 
   // A frame of `bytes` arrived at `now`; returns false (and keeps nothing) if
   // it does not fit.
@@ -65,7 +67,7 @@ class RxBuffer {
   BitRate drain_;
   Bytes capacity_;
   Bytes total_;
-  std::array<Bytes, kNumPriorities> occupancy_{};
+  std::vector<Bytes> occupancy_ = std::vector<Bytes>(kEthernetPriorities);
   Time last_done_;
   Ring<Entry> queue_;
 };

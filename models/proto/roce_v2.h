@@ -3,47 +3,29 @@
 // extended headers | payload | ICRC | FCS, plus preamble and gap on the wire).
 #pragma once
 
-#include <array>
 #include <cstdint>
 
 #include "models/proto/ib_transport.h"
+#include "models/proto/transport_format.h"
 #include "models/proto/wire_format.h"
 
 namespace rdmasim {
 
 enum class IpVersion : uint8_t { kIpv4 = 4, kIpv6 = 6 };
 
-class RoceV2Format {
+class RoceV2Format final : public TransportFormat {
  public:
   RoceV2Format(IpVersion ip, bool vlan) {
     base_ = HeaderSet{Header::kPreambleSfd, Header::kEthernet, Header::kUdp,          Header::kBth,
                       Header::kIcrc,        Header::kFcs,      Header::kInterFrameGap}
                 .with(ip == IpVersion::kIpv6 ? Header::kIpv6 : Header::kIpv4);
     if (vlan) base_ = base_.with(Header::kVlan);
-    for (size_t op = 0; op < framing_.size(); ++op) {
-      const HeaderSet h = headers(static_cast<RcOpcode>(op));
-      framing_[op] = Framing{h, h.header_bytes()};
+    for (size_t op = 0; op < 256; ++op) {
+      set(static_cast<RcOpcode>(op), headers(static_cast<RcOpcode>(op)));
     }
   }
 
-  // A packet's header stack and the bytes its headers take, made once per
-  // opcode, so that building a packet sums nothing.
-  struct Framing {
-    HeaderSet headers;
-    uint32_t header_bytes = 0;
-    uint32_t wire_bytes(uint32_t payload) const {
-      return headers.wire_bytes(payload, header_bytes);
-    }
-  };
-  const Framing& framing(RcOpcode op) const { return framing_[static_cast<uint8_t>(op)]; }
-
-  HeaderSet packet(RcOpcode op) const { return framing(op).headers; }
-  HeaderSet ack() const { return packet(RcOpcode::kAcknowledge); }
   HeaderSet cnp() const { return packet(RcOpcode::kCnp); }
-  // Wire bytes of a packet with `payload` bytes of RDMA payload.
-  uint32_t wire_bytes(RcOpcode op, uint32_t payload) const {
-    return framing(op).wire_bytes(payload);
-  }
 
   // A PFC frame is an untagged MAC control frame (802.3 Annex 31D).
   static constexpr HeaderSet pfc() {
@@ -78,7 +60,6 @@ class RoceV2Format {
   }
 
   HeaderSet base_;
-  std::array<Framing, 256> framing_{};
 };
 
 }  // namespace rdmasim

@@ -35,7 +35,7 @@ void DeadlockDetector::check() {
   for (uint32_t i = 0; i < switches_.size(); ++i) {
     const Switch& s = *switches_[i];
     for (uint32_t p = 0; p < s.num_ports(); ++p) {
-      for (uint8_t q = 0; q < 8; ++q) {
+      for (uint8_t q = 0; q < s.lanes(); ++q) {
         if (s.egress(p).empty(q) || !s.egress_paused(p, q)) continue;
         paused_with_packets = true;
         if (now - s.last_tx(p, q) < timeout_) continue;
@@ -55,7 +55,7 @@ void DeadlockDetector::check() {
     const Switch& next = *switches_[it->second];
     const uint32_t in_port = link->to_port();
     for (uint32_t p2 = 0; p2 < next.num_ports(); ++p2) {
-      for (uint8_t q2 = 0; q2 < 8; ++q2) {
+      for (uint8_t q2 = 0; q2 < next.lanes(); ++q2) {
         const Key k2{it->second, p2, q2};
         if (state.find(k2) == state.end()) continue;
         const EgressQueues& eq = next.egress(p2);

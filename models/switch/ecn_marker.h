@@ -57,7 +57,7 @@ class EcnMarker final : public EgressHook {
   void set_ports(const std::vector<BitRate>& rates) {
     red_.clear();
     for (const BitRate r : rates) red_.push_back(red_for(cfg_, r));
-    marked_.assign(rates.size() * 8, 0);
+    marked_.assign(rates.size() * kEthernetPriorities, 0);
   }
 
   void on_enqueue(const EgressView& q, Packet& p) override { mark(q, p); }
@@ -66,7 +66,9 @@ class EcnMarker final : public EgressHook {
   const RedThresholds& thresholds(uint32_t port) const { return red_[port]; }
   // Packets marked, in all and per egress queue.
   uint64_t marked() const { return total_; }
-  uint64_t marked(uint32_t port, uint8_t prio) const { return marked_[port * 8 + prio]; }
+  uint64_t marked(uint32_t port, uint8_t prio) const {
+    return marked_[size_t{port} * kEthernetPriorities + prio];
+  }
 
  private:
   void mark(const EgressView& v, Packet& p) {
@@ -76,7 +78,7 @@ class EcnMarker final : public EgressHook {
     probe_.emit(q, m);
     if (m) {
       p.ecn = 3;
-      ++marked_[v.port() * 8 + v.priority()];
+      ++marked_[size_t{v.port()} * kEthernetPriorities + v.priority()];
       ++total_;
     }
   }

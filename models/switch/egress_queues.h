@@ -1,4 +1,4 @@
-// EgressQueues: the eight priority queues of one egress port, its queue of
+// EgressQueues: the priority queues (lanes) of one egress port, its queue of
 // MAC control frames, and the scheduler that picks among the priorities:
 // strict priority first (highest first), then deficit weighted round robin
 // (Shreedhar & Varghese, SIGCOMM 1995) among the other priorities.
@@ -17,17 +17,20 @@
 //     the caller's cache of allowed priorities) is one cache line, and each
 //     priority's ring header, byte count, deficit and per-packet counters are
 //     one line of their own, so a push or a pop touches two lines of this
-//     object. Rings hold bare handles (eight to a line); DWRR reads only the
-//     head packet's size, and a packet is prefetched when it becomes the head
-//     (it is read when it leaves anyway).
+//     object. The lanes are allocated per port (8 on Ethernet; a count that
+//     is not a power of two is rounded up, the extra lanes stay empty). Rings hold bare handles
+//     (eight to a line); DWRR reads only the head packet's size, and a packet is prefetched when it
+//     becomes the head (it is read when it leaves anyway).
 #pragma once
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <new>
 
+#include "models/flow_control/link_flow_control.h"
 #include "models/switch/switch_config.h"
 #include "sim/packet.h"
 #include "sim/ring.h"
@@ -37,6 +40,16 @@ namespace rdmasim {
 
 class EgressQueues {
  public:
+  explicit EgressQueues(uint8_t lanes = kEthernetPriorities) { set_lanes(lanes); }
+  // Sizes the port's lanes; before the first packet.
+  void set_lanes(uint8_t lanes) {
+    const uint32_t cap = std::bit_ceil(uint32_t{lanes});
+    lanes_ = std::make_unique<Lane[]>(cap);
+    count_ = lanes;
+    wrap_ = static_cast<uint8_t>(cap - 1);
+  }
+  uint8_t lanes() const { return count_; }
+
   void push(uint8_t prio, PacketHandle p) {
     Lane& l = lanes_[prio];
     const uint32_t size = p->wire_bytes;
@@ -44,14 +57,14 @@ class EgressQueues {
     l.bytes += size;
     ++l.enqueued;
     l.peak_bytes = std::max(l.peak_bytes, l.bytes);
-    nonempty_ |= static_cast<uint8_t>(1U << prio);
+    nonempty_ |= static_cast<uint16_t>(1U << prio);
   }
 
   // `now` is recorded as the time the popped packet's queue last sent.
-  PacketHandle pop(uint8_t allowed, const SwitchConfig& cfg, Time now = Time::zero()) {
-    const uint8_t cand = nonempty_ & allowed;
+  PacketHandle pop(uint16_t allowed, const SwitchConfig& cfg, Time now = Time::zero()) {
+    const uint16_t cand = nonempty_ & allowed;
     if (cand == 0) return {};
-    const uint8_t strict = cand & cfg.strict_mask;
+    const uint16_t strict = cand & cfg.strict_mask;
     if (strict != 0) {
       const auto p = static_cast<uint8_t>(31 - __builtin_clz(strict));
       lanes_[p].last_sent = now;
@@ -64,7 +77,7 @@ class EgressQueues {
         // An empty queue's deficit is reset; only take() leaves one to reset.
         if ((stale_ >> p) & ~nonempty_ & 1) {
           lanes_[p].deficit = 0;
-          stale_ &= static_cast<uint8_t>(~(1U << p));
+          stale_ &= static_cast<uint16_t>(~(1U << p));
         }
         advance();
         continue;
@@ -90,7 +103,7 @@ class EgressQueues {
   PacketHandle take(uint8_t prio) {
     PacketHandle p = take_head(prio);
     if (lanes_[prio].size == 0 && lanes_[prio].deficit != 0)
-      stale_ |= static_cast<uint8_t>(1U << prio);
+      stale_ |= static_cast<uint16_t>(1U << prio);
     return p;
   }
 
@@ -101,9 +114,9 @@ class EgressQueues {
 
   // The caller's cache of pop()'s `allowed` (which priorities PFC lets send),
   // valid while now < allowed_until(); kept here so one line decides.
-  uint8_t cached_allowed() const { return allowed_; }
+  uint16_t cached_allowed() const { return allowed_; }
   Time allowed_until() const { return allowed_until_; }
-  void cache_allowed(uint8_t allowed, Time until) {
+  void cache_allowed(uint16_t allowed, Time until) {
     allowed_ = allowed;
     allowed_until_ = until;
   }
@@ -111,7 +124,7 @@ class EgressQueues {
   // When pop() last took a packet of `prio`.
   Time last_sent(uint8_t prio) const { return lanes_[prio].last_sent; }
 
-  uint8_t nonempty_mask() const { return nonempty_; }
+  uint16_t nonempty_mask() const { return nonempty_; }
   bool empty(uint8_t prio) const { return lanes_[prio].size == 0; }
   size_t packets(uint8_t prio) const { return lanes_[prio].size; }
   int64_t bytes(uint8_t prio) const { return lanes_[prio].bytes; }
@@ -168,7 +181,7 @@ class EgressQueues {
     l.bytes -= p->wire_bytes;
     l.pop();
     if (l.size == 0) {
-      nonempty_ &= static_cast<uint8_t>(~(1U << prio));
+      nonempty_ &= static_cast<uint16_t>(~(1U << prio));
     } else {
       // The next head is read when this one has been sent: start fetching it
       // now (queued packets are usually out of cache by then).
@@ -181,7 +194,7 @@ class EgressQueues {
   // reset: what the round-robin loop does, without walking the empty lanes.
   // The cursor comes to `p` (starting a turn if it moves); every further lap
   // would add one more turn's worth before the head fits.
-  PacketHandle pop_only(uint8_t cand, const SwitchConfig& cfg, Time now) {
+  PacketHandle pop_only(uint16_t cand, const SwitchConfig& cfg, Time now) {
     const auto p = static_cast<uint8_t>(__builtin_ctz(cand));
     Lane& l = lanes_[p];
     if (rr_ != p) {
@@ -213,22 +226,24 @@ class EgressQueues {
   }
 
   void advance() {
-    rr_ = static_cast<uint8_t>((rr_ + 1) & 7);
+    rr_ = static_cast<uint8_t>((rr_ + 1) & wrap_);
     turn_started_ = false;
   }
 
   // ---- the line pop() decides with ----
-  alignas(64) uint8_t nonempty_ = 0;
+  alignas(64) uint16_t nonempty_ = 0;
   uint8_t rr_ = 0;
   bool turn_started_ = false;
-  uint8_t allowed_ = 0;
-  uint8_t stale_ =
-      0;  // queues take() emptied with a deficit left (reset when DWRR next passes them empty)
+  uint16_t allowed_ = 0;
+  // Queues take() emptied with a deficit left (reset when DWRR next passes them empty).
+  uint16_t stale_ = 0;
+  uint8_t count_ = 0;                  // lanes
+  uint8_t wrap_ = 0;                   // lanes allocated - 1 (a power of two - 1)
   Time allowed_until_ = Time::zero();  // the cache starts invalid
   Ring<PacketHandle> control_;
-  // ---- one line per priority ----
-  std::array<Lane, 8> lanes_;
+  // ---- one line per priority, allocated per port ----
+  std::unique_ptr<Lane[]> lanes_;
 };
-static_assert(sizeof(EgressQueues) == 9 * 64, "a decision line and one line per priority");
+static_assert(sizeof(EgressQueues) == 64, "the decision line; the lanes have a line each");
 
 }  // namespace rdmasim

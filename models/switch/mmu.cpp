@@ -1,6 +1,7 @@
 #include "models/switch/mmu.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "sim/config_error.h"
@@ -27,20 +28,21 @@ const char* to_string(DropReason r) {
   return "?";
 }
 
-Mmu::Mmu(const SwitchConfig& cfg, uint32_t ports, std::vector<Bytes> headroom)
+Mmu::Mmu(const SwitchConfig& cfg, uint32_t ports, std::vector<Bytes> headroom, uint8_t lanes)
     : cfg_(cfg),
       q_(nullptr),
       reserve_(cfg.reserve.count()),
       pool_(0),
-      queues_(static_cast<size_t>(ports) * 8),
+      lane_shift_(static_cast<uint8_t>(std::bit_width(std::bit_ceil(uint32_t{lanes})) - 1)),
+      queues_(static_cast<size_t>(ports) << lane_shift_),
       headroom_(std::move(headroom)),
-      peak_headroom_(static_cast<size_t>(ports) * 8, 0) {
+      peak_headroom_(static_cast<size_t>(ports) << lane_shift_, 0) {
   q_ = queues_.data();
   int lossless = 0;
-  for (int p = 0; p < 8; ++p) lossless += cfg.lossless(static_cast<uint8_t>(p)) ? 1 : 0;
+  for (uint8_t p = 0; p < lanes; ++p) lossless += cfg.lossless(p) ? 1 : 0;
   int64_t all_headroom = 0;
   for (const Bytes& h : headroom_) all_headroom += h.count() * lossless;
-  pool_ = cfg.buffer.count() - all_headroom - reserve_ * 8 * static_cast<int64_t>(ports);
+  pool_ = cfg.buffer.count() - all_headroom - reserve_ * lanes * static_cast<int64_t>(ports);
   if (pool_ < 0) {
     throw ConfigError("fabric.switch.buffer: " + std::to_string(cfg.buffer.count()) +
                       " bytes are fewer than the reserves and headroom of a switch with " +
@@ -90,7 +92,7 @@ DropReason Mmu::admit(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint
 
   if (to_headroom) {
     x.headroom_used += b;
-    int64_t& peak = peak_headroom_[static_cast<size_t>(in_port) * 8 + in_prio];
+    int64_t& peak = peak_headroom_[index(in_port, in_prio)];
     peak = std::max(peak, x.headroom_used);
   } else {
     x.bytes += b;
@@ -119,18 +121,17 @@ void Mmu::release(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t 
   used_ -= b;
 }
 
-bool Mmu::pause_due(uint32_t port, uint8_t prio) const {
+bool Mmu::xoff_due(uint32_t port, uint8_t prio) const {
   const Queue& x = q(port, prio);
-  if (x.paused || !cfg_.lossless(prio)) return false;
+  if (!cfg_.lossless(prio)) return false;
   if (cfg_.pfc.threshold == PfcThreshold::kDynamic) {
     return x.headroom_used > 0 || shared_of(x) >= pfc_threshold();
   }
   return x.headroom_used > 0 || x.bytes >= cfg_.pfc.xoff.count();
 }
 
-bool Mmu::resume_due(uint32_t port, uint8_t prio) const {
+bool Mmu::xon_due(uint32_t port, uint8_t prio) const {
   const Queue& x = q(port, prio);
-  if (!x.paused) return false;
   if (x.headroom_used > 0) return false;
   if (cfg_.pfc.threshold == PfcThreshold::kDynamic) {
     const int64_t shared = shared_of(x);

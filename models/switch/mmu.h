@@ -24,13 +24,14 @@
 //  limit, admits it to shared and sends what follows to headroom.)
 //
 // Contract: admit() and release() are called once per packet with the same
-// arguments; the caller sends the PFC frames that pause_due()/resume_due()
-// ask for and records them with set_paused().
+// arguments; the caller's PFC policy (models/flow_control/pfc.h) asks
+// xoff_due() while it is not pausing a queue and xon_due() while it is.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "models/flow_control/link_flow_control.h"
 #include "models/switch/switch_config.h"
 
 namespace rdmasim {
@@ -48,8 +49,10 @@ const char* to_string(DropReason r);
 
 class Mmu {
  public:
-  // headroom[port] is the headroom of each lossless priority of that port.
-  Mmu(const SwitchConfig& cfg, uint32_t ports, std::vector<Bytes> headroom);
+  // headroom[port] is the headroom of each lossless priority of that port;
+  // every port has `lanes` ingress and egress queues.
+  Mmu(const SwitchConfig& cfg, uint32_t ports, std::vector<Bytes> headroom,
+      uint8_t lanes = kEthernetPriorities);
   Mmu(const Mmu&) = delete;
   Mmu& operator=(const Mmu&) = delete;
 
@@ -68,10 +71,11 @@ class Mmu {
   // Starts fetching the counters of (port, prio) (a hint; changes nothing).
   void prefetch(uint32_t port, uint8_t prio) const { __builtin_prefetch(&q(port, prio), 1); }
 
-  bool pause_due(uint32_t port, uint8_t prio) const;
-  bool resume_due(uint32_t port, uint8_t prio) const;
-  bool paused(uint32_t port, uint8_t prio) const { return q(port, prio).paused; }
-  void set_paused(uint32_t port, uint8_t prio, bool p) { q(port, prio).paused = p; }
+  // Should ingress queue (port, prio) pause its upstream neighbour (XOFF)?
+  // Only for lossless priorities.
+  bool xoff_due(uint32_t port, uint8_t prio) const;
+  // May a paused ingress queue let it go on (XON)?
+  bool xon_due(uint32_t port, uint8_t prio) const;
 
   // The dynamic PFC threshold now, in bytes of a queue's shared use.
   int64_t pfc_threshold() const;
@@ -84,7 +88,7 @@ class Mmu {
   int64_t headroom_used(uint32_t port, uint8_t prio) const { return q(port, prio).headroom_used; }
   // The most headroom (port, prio) has ever held.
   int64_t peak_headroom_used(uint32_t port, uint8_t prio) const {
-    return peak_headroom_[size_t{port} * 8 + prio];
+    return peak_headroom_[index(port, prio)];
   }
   int64_t egress_bytes(uint32_t port, uint8_t prio) const { return q(port, prio).egress; }
   Bytes headroom(uint32_t port) const { return headroom_[port]; }
@@ -103,10 +107,11 @@ class Mmu {
     int64_t bytes = 0;          // ingress: charged to reserve + shared
     int64_t headroom_used = 0;  // ingress: charged to headroom
     int64_t egress = 0;         // egress: charged to packets queued to leave here
-    bool paused = false;        // ingress: we are pausing the upstream neighbour
   };
-  Queue& q(uint32_t port, uint8_t prio) { return q_[port * 8 + prio]; }
-  const Queue& q(uint32_t port, uint8_t prio) const { return q_[port * 8 + prio]; }
+  // Queues are laid out port by port, a power of two apart (8 on Ethernet).
+  size_t index(uint32_t port, uint8_t prio) const { return (size_t{port} << lane_shift_) + prio; }
+  Queue& q(uint32_t port, uint8_t prio) { return q_[index(port, prio)]; }
+  const Queue& q(uint32_t port, uint8_t prio) const { return q_[index(port, prio)]; }
   int64_t shared_of(const Queue& x) const { return x.bytes > reserve_ ? x.bytes - reserve_ : 0; }
 
   // ---- what every admit() and release() reads and writes: one cache line ----
@@ -117,6 +122,7 @@ class Mmu {
   int64_t shared_used_ = 0;
   int64_t used_ = 0;
   int64_t peak_used_ = 0;
+  uint8_t lane_shift_;  // log2 of the queues a port takes in q_
   // ---- the rest ----
   std::vector<Queue> queues_;
   std::vector<Bytes> headroom_;

@@ -31,8 +31,13 @@ namespace rdmasim {
 
 class QueueAverage : public EgressHook {
  public:
-  QueueAverage(uint32_t ports, Time start, Time end)
-      : EgressHook(kAtEnqueue | kAtDequeue), start_(start), end_(end), lanes_(size_t{ports} * 8) {}
+  // For a switch of `ports` ports of `lanes` priorities each.
+  QueueAverage(uint32_t ports, Time start, Time end, uint8_t lanes = kEthernetPriorities)
+      : EgressHook(kAtEnqueue | kAtDequeue),
+        start_(start),
+        end_(end),
+        stride_(lanes),
+        lanes_(size_t{ports} * lanes) {}
 
   void on_enqueue(const EgressView& q, Packet& p) override {
     step(q.port(), q.priority(), q.now(), q.queues().bytes(q.priority()) + p.wire_bytes);
@@ -46,7 +51,7 @@ class QueueAverage : public EgressHook {
   // [start, min(end, until)), `until` being the end of the run; 0 if that
   // is empty.
   double mean_bytes(uint32_t port, uint8_t priority, Time until) const {
-    const Lane& l = lanes_[size_t{port} * 8 + priority];
+    const Lane& l = lanes_[size_t{port} * stride_ + priority];
     const Time stop = std::min(end_, until);
     if (stop <= start_) return 0.0;
     const __int128 area = l.area + static_cast<__int128>(l.level) * overlap(l.since, stop).in_ps();
@@ -55,7 +60,7 @@ class QueueAverage : public EgressHook {
   // The peak length (bytes) of queue (port, priority) over
   // (start, min(end, until)]; 0 if that is empty.
   int64_t peak_bytes(uint32_t port, uint8_t priority, Time until) const {
-    const Lane& l = lanes_[size_t{port} * 8 + priority];
+    const Lane& l = lanes_[size_t{port} * stride_ + priority];
     const Time stop = std::min(end_, until);
     if (stop <= start_) return 0;
     // The level now has held since `since`, up to the end of the run.
@@ -75,7 +80,7 @@ class QueueAverage : public EgressHook {
     return hi > lo ? hi - lo : Time::zero();
   }
   void step(uint32_t port, uint8_t priority, Time now, int64_t level) {
-    Lane& l = lanes_[size_t{port} * 8 + priority];
+    Lane& l = lanes_[size_t{port} * stride_ + priority];
     l.area += static_cast<__int128>(l.level) * overlap(l.since, now).in_ps();
     // The level held over [since, now) (or at the instant `since` if equal)
     // meets (start, end] iff since <= end and now > start.
@@ -85,6 +90,7 @@ class QueueAverage : public EgressHook {
   }
 
   Time start_, end_;
+  uint8_t stride_;
   std::vector<Lane> lanes_;
 };
 

@@ -31,7 +31,8 @@ class QueueSampler : public Component {
         tick_(this, EventClass::kSample, id()) {}
 
   void setup() override {
-    for (const Switch* s : switches_) was_nonzero_.emplace_back(s->num_ports() * 8, false);
+    for (const Switch* s : switches_)
+      was_nonzero_.emplace_back(size_t{s->num_ports()} * s->lanes(), false);
     ctx().schedule(tick_, Time::zero());
   }
   std::vector<QueueSample>& samples() { return samples_; }
@@ -42,10 +43,10 @@ class QueueSampler : public Component {
     for (size_t i = 0; i < switches_.size(); ++i) {
       const Switch& s = *switches_[i];
       for (uint32_t p = 0; p < s.num_ports(); ++p) {
-        const uint8_t nonempty = s.egress(p).nonempty_mask();
-        for (uint8_t q = 0; q < 8; ++q) {
+        const uint16_t nonempty = s.egress(p).nonempty_mask();
+        for (uint8_t q = 0; q < s.lanes(); ++q) {
           const bool now_nonzero = (nonempty >> q) & 1;
-          const size_t k = p * 8 + q;
+          const size_t k = size_t{p} * s.lanes() + q;
           if (now_nonzero || was_nonzero_[i][k]) {
             samples_.push_back({now, s.id(), p, q, s.egress(p).bytes(q)});
           }

@@ -9,9 +9,10 @@
 
 namespace rdmasim {
 
-Switch::Switch(Simulation& sim, std::string name, const SwitchConfig& cfg)
+Switch::Switch(Simulation& sim, std::string name, const SwitchConfig& cfg, uint8_t lanes)
     : Node(sim, std::move(name)),
       cfg_(cfg),
+      lanes_(lanes),
       rng_(sim.rng_stream(this->name())),
       pipeline_(this, cfg.latency, EventClass::kDelivery, id()),
       watchdog_(this, EventClass::kTimer, id()) {
@@ -69,7 +70,7 @@ Bytes Switch::headroom_for(uint32_t port) const {
 
 template <uint8_t kPoint>
 void Switch::run_hooks(Packet& p, uint32_t port) {
-  const size_t k = (size_t{port} * 8 + p.priority) * 2 + (kPoint == EgressHook::kAtDequeue);
+  const size_t k = (size_t{port} * lanes_ + p.priority) * 2 + (kPoint == EgressHook::kAtDequeue);
   const uint32_t begin = hook_index_[k];
   const uint32_t end = hook_index_[k + 1];
   if (begin == end) return;
@@ -85,14 +86,18 @@ void Switch::run_hooks(Packet& p, uint32_t port) {
 
 void Switch::setup() {
   const uint32_t n = num_ports();
-  ports_.resize(n);
+  ports_ = std::vector<Port>(n);
   std::vector<Bytes> headroom(n);
+  Pfc::Params pfc;
+  pfc.quanta = cfg_.pfc.quanta;
+  pfc.refresh = cfg_.pfc.refresh;
+  pfc.response_delay = cfg_.pfc.response_delay;
   for (uint32_t i = 0; i < n; ++i) {
-    ports_[i].refresh_at.fill(Time::infinite());
-    ports_[i].timer = std::make_unique<RefreshTimer>(this, i, id());
+    ports_[i].set_lanes(lanes_);
+    ports_[i].fc.attach(ctx(), *this, i, id(), port(i).link()->rate(), pfc);
     headroom[i] = headroom_for(i);
   }
-  mmu_ = std::make_unique<Mmu>(cfg_, n, std::move(headroom));
+  mmu_ = std::make_unique<Mmu>(cfg_, n, std::move(headroom), lanes_);
   hot_.mmu = mmu_.get();
   hot_.ports = ports_.data();
   for (uint32_t i = 0; i < n; ++i) port(i).set_state_hint(&ports_[i]);
@@ -107,13 +112,13 @@ void Switch::setup() {
       if (i >= n) throw std::invalid_argument(name() + ": egress hook on a port it does not have");
     }
   }
-  hook_index_.assign(size_t{n} * 16 + 1, 0);
+  hook_index_.assign(size_t{n} * lanes_ * 2 + 1, 0);
   hook_list_.clear();
   hot_.hooks = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    for (uint8_t pr = 0; pr < 8; ++pr) {
+    for (uint8_t pr = 0; pr < lanes_; ++pr) {
       for (const uint8_t point : {EgressHook::kAtEnqueue, EgressHook::kAtDequeue}) {
-        hook_index_[(size_t{i} * 8 + pr) * 2 + (point == EgressHook::kAtDequeue)] =
+        hook_index_[(size_t{i} * lanes_ + pr) * 2 + (point == EgressHook::kAtDequeue)] =
             static_cast<uint32_t>(hook_list_.size());
         for (const HookRegistration& r : hook_regs_) {
           if ((r.hook->points() & point) == 0 || ((r.priorities >> pr) & 1) == 0) continue;
@@ -192,14 +197,13 @@ int64_t Switch::route(const Packet& p, uint32_t in_port) {
 }
 
 void Switch::receive(uint32_t port, PacketHandle p) {
-  if (p->kind == PacketKind::kPfc) {
+  if (is_link_control(p->kind)) {
     ++counters_.pfc_received;
     Port& pt = hot_.ports[port];
-    const Time recheck = pt.pause.on_frame(*p, ctx().now(), cfg_.pfc.response_delay,
-                                           this->port(port).link()->rate());
+    const Time recheck = pt.fc.on_control_frame(*p, ctx().now());
     pt.queues.cache_allowed(0, Time::zero());  // what may be sent has changed
     if (pfc_probe.attached()) {
-      for (uint8_t pr = 0; pr < 8; ++pr) {
+      for (uint8_t pr = 0; pr < pt.fc.lanes(); ++pr) {
         if ((p->pfc_class_enable >> pr) & 1) {
           pfc_probe.emit(PfcEvent{ctx().now(), id(), port, pr, p->pfc_quanta[pr] != 0, false,
                                   p->pfc_quanta[pr]});
@@ -261,7 +265,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
   p->ingress_priority = in_prio;
   p->priority = out_prio;
   p->accounted = bytes;
-  if (hot_.mmu->pause_due(port, in_prio)) send_pfc(port, in_prio, true);
+  hot_.ports[port].fc.on_arrival(in_prio, [&] { return hot_.mmu->xoff_due(port, in_prio); });
   if (cfg_.latency == Time::zero()) {
     forward(std::move(p));
   } else {
@@ -295,18 +299,18 @@ void Switch::forward(PacketHandle p) {
 // The priorities port `pt` may send now: those PFC has not paused (or whose
 // pause the watchdog ignores). Cached in the queues' first line until the
 // pause state can next change.
-uint8_t Switch::allowed(Port& pt, Time now) {
+uint16_t Switch::allowed(Port& pt, Time now) {
   if (cfg_.watchdog.enabled && cfg_.watchdog.action == WatchdogAction::kForward) {
-    uint8_t allowed = 0;
-    for (uint8_t pr = 0; pr < 8; ++pr) {
-      if (now < pt.watchdog_until[pr] || !pt.pause.paused(pr, now))
-        allowed |= static_cast<uint8_t>(1U << pr);
+    uint16_t allowed = 0;
+    for (uint8_t pr = 0; pr < pt.fc.lanes(); ++pr) {
+      if (now < pt.watchdog_until[pr] || !pt.fc.paused(pr, now))
+        allowed |= static_cast<uint16_t>(1U << pr);
     }
     return allowed;
   }
   if (now < pt.queues.allowed_until()) return pt.queues.cached_allowed();
   Time until;
-  const auto allowed = static_cast<uint8_t>(~pt.pause.paused_mask(now, until));
+  const auto allowed = static_cast<uint16_t>(pt.fc.sendable(now, until));
   pt.queues.cache_allowed(allowed, until);
   return allowed;
 }
@@ -327,15 +331,15 @@ PacketHandle Switch::next_packet(uint32_t port) {
   if ((hot_.hooks & EgressHook::kAtDequeue) != 0) [[unlikely]]
     run_hooks<EgressHook::kAtDequeue>(*p, port);
   hot_.mmu->release(p->ingress_port, p->ingress_priority, port, p->priority, p->accounted);
-  if (hot_.mmu->resume_due(p->ingress_port, p->ingress_priority)) {
-    send_pfc(p->ingress_port, p->ingress_priority, false);
-  }
+  const uint32_t in = p->ingress_port;
+  const uint8_t in_prio = p->ingress_priority;
+  hot_.ports[in].fc.on_departure(in_prio, [&] { return hot_.mmu->xon_due(in, in_prio); });
   return p;
 }
 
 void Switch::wake_on_pause_change(uint32_t port, Time now) const {
   Time until;
-  hot_.ports[port].pause.paused_mask(now, until);
+  hot_.ports[port].fc.paused_mask(now, until);
   if (!until.is_infinite()) this->port(port).wake_at(until);
 }
 
@@ -351,42 +355,15 @@ void Switch::drop(PacketHandle p, uint32_t port, uint8_t prio, DropReason why) {
     drop_probe.emit(DropEvent{ctx().now(), id(), port, prio, why, p->wire_bytes});
 }
 
-void Switch::send_pfc(uint32_t port, uint8_t prio, bool pause) {
-  Port& pt = hot_.ports[port];
-  const uint16_t quanta = pause ? cfg_.pfc.quanta : 0;
-  pt.queues.push_control(make_pfc_frame(ctx(), static_cast<uint16_t>(1U << prio), quanta));
-  hot_.mmu->set_paused(port, prio, pause);
+void Switch::emit_link_control(uint32_t port, PacketHandle frame) {
+  if (pfc_probe.attached()) {
+    const auto prio = static_cast<uint8_t>(__builtin_ctz(frame->pfc_class_enable));
+    const uint16_t quanta = frame->pfc_quanta[prio];
+    pfc_probe.emit(PfcEvent{ctx().now(), id(), port, prio, quanta != 0, true, quanta});
+  }
+  hot_.ports[port].queues.push_control(std::move(frame));
   ++counters_.pfc_sent;
-  if (pfc_probe.attached())
-    pfc_probe.emit(PfcEvent{ctx().now(), id(), port, prio, pause, true, quanta});
-  if (pause) {
-    // Refresh before the pause runs out, while the queue stays congested.
-    const Time d = pfc_pause_time(quanta, this->port(port).link()->rate());
-    pt.refresh_at[prio] =
-        ctx().now() +
-        Time::ps(static_cast<int64_t>(static_cast<double>(d.in_ps()) * cfg_.pfc.refresh));
-    Event& ev = pt.timer->event;
-    const Time next = *std::min_element(pt.refresh_at.begin(), pt.refresh_at.end());
-    if (!ev.scheduled() || ev.when() > next) ctx().reschedule(ev, next);
-  } else {
-    pt.refresh_at[prio] = Time::infinite();
-  }
   this->port(port).wake();
-}
-
-void Switch::on_refresh(uint32_t port) {
-  Port& pt = ports_[port];
-  const Time now = ctx().now();
-  for (uint8_t pr = 0; pr < 8; ++pr) {
-    if (pt.refresh_at[pr] > now) continue;
-    pt.refresh_at[pr] = Time::infinite();
-    if (hot_.mmu->paused(port, pr)) {
-      hot_.mmu->set_paused(port, pr, false);  // send_pfc marks it paused again
-      send_pfc(port, pr, true);
-    }
-  }
-  const Time next = *std::min_element(pt.refresh_at.begin(), pt.refresh_at.end());
-  if (!next.is_infinite() && !pt.timer->event.scheduled()) ctx().schedule(pt.timer->event, next);
 }
 
 void Switch::on_watchdog() {
@@ -395,9 +372,9 @@ void Switch::on_watchdog() {
   const Time now = ctx().now();
   for (uint32_t i = 0; i < ports_.size(); ++i) {
     Port& pt = ports_[i];
-    for (uint8_t pr = 0; pr < 8; ++pr) {
+    for (uint8_t pr = 0; pr < pt.fc.lanes(); ++pr) {
       if (now < pt.watchdog_until[pr]) continue;
-      if (pt.queues.empty(pr) || !pt.pause.paused(pr, now)) continue;
+      if (pt.queues.empty(pr) || !pt.fc.paused(pr, now)) continue;
       if (now - pt.queues.last_sent(pr) < cfg_.watchdog.timeout) continue;
       pt.watchdog_until[pr] = now + cfg_.watchdog.restore;
       ++pt.events[pr].watchdog_triggers;
@@ -405,9 +382,9 @@ void Switch::on_watchdog() {
         while (!pt.queues.empty(pr)) {
           PacketHandle p = pt.queues.take(pr);
           hot_.mmu->release(p->ingress_port, p->ingress_priority, i, pr, p->accounted);
-          if (hot_.mmu->resume_due(p->ingress_port, p->ingress_priority)) {
-            send_pfc(p->ingress_port, p->ingress_priority, false);
-          }
+          const uint32_t in = p->ingress_port;
+          const uint8_t in_prio = p->ingress_priority;
+          hot_.ports[in].fc.on_departure(in_prio, [&] { return hot_.mmu->xon_due(in, in_prio); });
           drop(std::move(p), i, pr, DropReason::kWatchdog);
         }
       } else {

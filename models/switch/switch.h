@@ -1,6 +1,7 @@
 // Switch: an output-queued Ethernet switch with a shared-buffer MMU, eight
-// priority queues per port, PFC, ECN marking, ECMP (per-flow hash, per-packet
-// spraying or adaptive) and priority rewrite rules.
+// priority queues per port (lanes(): every port of a switch has the same
+// count), PFC, ECN marking, ECMP (per-flow hash, per-packet spraying or
+// adaptive) and priority rewrite rules.
 //
 // The packet path:
 //  1. A packet arrives (its last bit; its header in cut-through mode, see
@@ -92,9 +93,12 @@ Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
 // without running: sim/scenario/flow_route.h.)
 uint64_t ecmp_seed(uint64_t sim_seed, const std::string& name, const SwitchConfig& cfg);
 
-class Switch : public Node {
+class Switch : public Node, private ControlSink {
  public:
-  Switch(Simulation& sim, std::string name, const SwitchConfig& cfg);
+  Switch(Simulation& sim, std::string name, const SwitchConfig& cfg,
+         uint8_t lanes = kEthernetPriorities);
+  // Lanes (priorities) of every port.
+  uint8_t lanes() const { return lanes_; }
 
   void set_forwarding_table(ForwardingTable table) {
     fib_ = std::move(table);
@@ -130,12 +134,14 @@ class Switch : public Node {
   const EgressQueues& egress(uint32_t port) const { return ports_[port].queues; }
   // Is egress (port, prio) paused by its downstream neighbour now?
   bool egress_paused(uint32_t port, uint8_t prio) const {
-    return ports_[port].pause.paused(prio, ctx().now());
+    return ports_[port].fc.paused(prio, ctx().now());
   }
+  // The link-level flow control of a port (PFC: frames received and sent).
+  const Pfc& flow_control(uint32_t port) const { return ports_[port].fc; }
   // When egress (port, prio) last started sending a frame.
   Time last_tx(uint32_t port, uint8_t prio) const { return ports_[port].queues.last_sent(prio); }
   // Are we pausing our upstream neighbour on (port, prio)?
-  bool pausing(uint32_t port, uint8_t prio) const { return mmu_->paused(port, prio); }
+  bool pausing(uint32_t port, uint8_t prio) const { return ports_[port].fc.holding(prio); }
   uint64_t drops(DropReason r) const;
 
   Probe<const PfcEvent&> pfc_probe;
@@ -151,8 +157,8 @@ class Switch : public Node {
   struct Port;
   void forward(PacketHandle p);
   void drop(PacketHandle p, uint32_t port, uint8_t prio, DropReason why);
-  void send_pfc(uint32_t port, uint8_t prio, bool pause);
-  void on_refresh(uint32_t port);
+  // ControlSink: a PFC frame a port's policy sends.
+  void emit_link_control(uint32_t port, PacketHandle frame) override;
   void on_watchdog();
   uint8_t classify(const Packet& p) const;
   // Runs the hooks of p's queue at port `port` at `kPoint` (an
@@ -162,14 +168,6 @@ class Switch : public Node {
   int64_t route(const Packet& p, uint32_t in_port);
   Bytes headroom_for(uint32_t port) const;
 
-  struct RefreshTimer {
-    Switch* sw;
-    uint32_t port;
-    void fire() { sw->on_refresh(port); }
-    MemberEvent<RefreshTimer, &RefreshTimer::fire> event;
-    RefreshTimer(Switch* s, uint32_t p, uint32_t tag)
-        : sw(s), port(p), event(this, EventClass::kTimer, tag) {}
-  };
   // Counters of one egress queue not touched per packet (those that are
   // live in EgressQueues).
   struct QueueEvents {
@@ -179,14 +177,18 @@ class Switch : public Node {
   // Per-packet state first (EgressQueues: one line to decide, one per
   // priority); what PFC frames, the watchdog and drops touch after it.
   struct Port {
-    EgressQueues queues;  // also the PFC frames waiting to go out
-    PauseState pause;     // pauses received from the neighbour
-    std::array<Time, 8> refresh_at;
-    std::array<Time, 8> watchdog_until{};  // stormed queue handling ends
-    std::array<QueueEvents, 8> events{};
-    std::unique_ptr<RefreshTimer> timer;
+    EgressQueues queues;               // also the PFC frames waiting to go out
+    Pfc fc;                            // PFC on this port's cable, both ways
+    std::vector<Time> watchdog_until;  // per lane: stormed queue handling ends
+    std::vector<QueueEvents> events;   // per lane
+    void set_lanes(uint8_t lanes) {
+      queues.set_lanes(lanes);
+      fc.set_lanes(lanes);
+      watchdog_until.assign(lanes, Time::zero());
+      events.assign(lanes, QueueEvents{});
+    }
   };
-  uint8_t allowed(Port& pt, Time now);
+  uint16_t allowed(Port& pt, Time now);
   // Schedules a pull of `port` for when its pause state next changes.
   void wake_on_pause_change(uint32_t port, Time now) const;
 
@@ -205,6 +207,7 @@ class Switch : public Node {
   static_assert(sizeof(Hot) == 64);
   Hot hot_;
   const SwitchConfig& cfg_;
+  uint8_t lanes_;
   ForwardingTable fib_;
   std::vector<PriorityRewrite> rewrites_;
   RngStream rng_;
@@ -216,7 +219,7 @@ class Switch : public Node {
   // Egress hooks as registered; then, from setup(), the hooks of each
   // (port, priority, point) in registration order:
   // hook_list_[hook_index_[k] .. hook_index_[k + 1]) with
-  // k = (port * 8 + priority) * 2 + (0 at enqueue, 1 at dequeue).
+  // k = (port * lanes_ + priority) * 2 + (0 at enqueue, 1 at dequeue).
   struct HookRegistration {
     EgressHook* hook;
     uint8_t priorities;

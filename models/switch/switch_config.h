@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/flow_control/link_flow_control.h"
 #include "sim/units.h"
 
 namespace rdmasim {
@@ -110,13 +111,13 @@ struct SwitchConfig {
     return m;
   }();
   // The DSCP a packet gets when a rewrite moves it to priority p.
-  std::array<uint8_t, 8> priority_to_dscp = {0, 8, 16, 26, 34, 40, 48, 56};
+  std::array<uint8_t, kEthernetPriorities> priority_to_dscp = {0, 8, 16, 26, 34, 40, 48, 56};
 
   // ---- scheduling ----
   // Strict priorities are served first, highest first; the others share the
   // port by deficit weighted round robin with these weights (x the quantum).
   uint8_t strict_mask = (1 << 6) | (1 << 7);
-  std::array<uint32_t, 8> dwrr_weight = {1, 1, 1, 1, 1, 1, 1, 1};
+  std::array<uint32_t, kEthernetPriorities> dwrr_weight = {1, 1, 1, 1, 1, 1, 1, 1};
   Bytes dwrr_quantum = Bytes(9216);
 
   // ---- buffer (MMU) ----

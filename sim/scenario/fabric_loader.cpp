@@ -32,9 +32,9 @@ void read_switch(JsonReader r, SwitchConfig& s) {
     JsonReader sch = r.object("scheduler");
     sch.read(s);
     if (const json* w = sch.raw("weights")) {
-      if (!w->is_array() || w->size() != 8)
+      if (!w->is_array() || w->size() != kEthernetPriorities)
         sch.fail("weights", show(*w) + " is not 8 weights", "8 integers >= 1, one per priority");
-      for (size_t i = 0; i < 8; ++i) {
+      for (size_t i = 0; i < kEthernetPriorities; ++i) {
         if (!(*w)[i].is_number_unsigned() || (*w)[i].get<uint64_t>() < 1 ||
             (*w)[i].get<uint64_t>() > 1000) {
           throw ScenarioError(sch.path_of("weights") + "[" + std::to_string(i) +

@@ -58,11 +58,12 @@ void read_size_buckets(JsonReader& out, std::vector<Bytes>& edges) {
 void check_switch_buffers(const Scenario& sc) {
   const SwitchConfig& c = sc.fabric.sw;
   int lossless = 0;
-  for (uint8_t p = 0; p < 8; ++p) lossless += c.lossless(p) ? 1 : 0;
+  for (uint8_t p = 0; p < kEthernetPriorities; ++p) lossless += c.lossless(p) ? 1 : 0;
   for (uint32_t id = 0; id < sc.topology.nodes().size(); ++id) {
     const TopoNode& n = sc.topology.node(id);
     if (n.kind != NodeKind::kSwitch) continue;
-    __int128 need = static_cast<__int128>(c.reserve.count()) * 8 * n.num_ports;  // no overflow
+    __int128 need = static_cast<__int128>(c.reserve.count()) * kEthernetPriorities *
+                    n.num_ports;  // no overflow
     for (const auto& adj : sc.topology.adjacency()[id]) {
       const TopoLink& l = sc.topology.links()[adj.link];
       // The neighbour this port's queues pause: a NIC or another switch.

@@ -31,7 +31,7 @@ TEST_CASE("dynamic PFC: pause at the threshold, headroom above it, resume with h
   const uint32_t pkt = 1000;
   // Fill ingress queue (0, 3) until a pause is due.
   int64_t sent = 0;
-  while (!m.pause_due(0, 3)) {
+  while (!m.xoff_due(0, 3)) {
     REQUIRE(m.admit(0, 3, 1, 3, pkt) == DropReason::kNone);
     sent += pkt;
     REQUIRE(sent < 1'000'000);
@@ -40,16 +40,15 @@ TEST_CASE("dynamic PFC: pause at the threshold, headroom above it, resume with h
   // i.e. shared = pool / (2^3 + 1) for a single queue (within one packet).
   const double expect = static_cast<double>(m.shared_pool()) / 9;
   CHECK(static_cast<double>(m.ingress_occupancy(0, 3)) == Approx(expect).margin(pkt));
-  m.set_paused(0, 3, true);
   // More arrivals go to headroom, and are dropped only once it is full.
   while (m.admit(0, 3, 1, 3, pkt) == DropReason::kNone) {
   }
   CHECK(m.headroom_used(0, 3) == 50'000);  // exactly full
   CHECK(m.admit(0, 3, 1, 3, pkt) == DropReason::kHeadroom);
-  CHECK_FALSE(m.resume_due(0, 3));
+  CHECK_FALSE(m.xon_due(0, 3));
   // Drain: resume only once headroom is empty and shared + 3 KB <= thr.
   int64_t drained = 0;
-  while (!m.resume_due(0, 3)) {
+  while (!m.xon_due(0, 3)) {
     m.release(0, 3, 1, 3, pkt);
     drained += pkt;
   }
@@ -67,18 +66,17 @@ TEST_CASE("static PFC thresholds", "[quick][mmu]") {
   c.pfc.xon = Bytes(80'000);
   Mmu m(c, 2, std::vector<Bytes>(2, Bytes(20'000)));
   for (int i = 0; i < 99; ++i) REQUIRE(m.admit(0, 3, 1, 3, 1000) == DropReason::kNone);
-  CHECK_FALSE(m.pause_due(0, 3));
+  CHECK_FALSE(m.xoff_due(0, 3));
   REQUIRE(m.admit(0, 3, 1, 3, 1000) == DropReason::kNone);
-  CHECK(m.pause_due(0, 3));
-  m.set_paused(0, 3, true);
+  CHECK(m.xoff_due(0, 3));
   for (int i = 0; i < 20; ++i) REQUIRE(m.admit(0, 3, 1, 3, 1000) == DropReason::kNone);
   CHECK(m.admit(0, 3, 1, 3, 1000) == DropReason::kHeadroom);
   for (int i = 0; i < 39; ++i) {
     m.release(0, 3, 1, 3, 1000);
-    CHECK_FALSE(m.resume_due(0, 3));
+    CHECK_FALSE(m.xon_due(0, 3));
   }
   m.release(0, 3, 1, 3, 1000);  // 80 KB left, headroom empty
-  CHECK(m.resume_due(0, 3));
+  CHECK(m.xon_due(0, 3));
 }
 
 TEST_CASE("lossy queues drop at the egress dynamic threshold", "[quick][mmu]") {
@@ -102,4 +100,18 @@ TEST_CASE("cells round every packet up", "[quick][mmu]") {
   CHECK(m.charge(1) == 208);
   CHECK(m.charge(208) == 208);
   CHECK(m.charge(4158) == 20 * 208);
+}
+
+TEST_CASE("the MMU reserves per lane of each port", "[quick][mmu]") {
+  const SwitchConfig c = dynamic_config();
+  // 3 ports of 16 lanes (InfiniBand VLs) x 4096 reserve; one lossless lane
+  // (priority 3) with 50 KB headroom on each port.
+  Mmu m(c, 3, std::vector<Bytes>(3, Bytes(50'000)), 16);
+  CHECK(m.shared_pool() == 1'000'000 - 3 * 16 * 4096 - 3 * 50'000);
+  // Queues of different ports and lanes do not alias.
+  REQUIRE(m.admit(2, 15, 1, 9, 1000) == DropReason::kNone);
+  CHECK(m.ingress_bytes(2, 15) == 1000);
+  CHECK(m.egress_bytes(1, 9) == 1000);
+  CHECK(m.ingress_bytes(1, 15) == 0);
+  CHECK(m.egress_bytes(2, 9) == 0);
 }

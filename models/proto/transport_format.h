@@ -1,0 +1,46 @@
+// TransportFormat: how a NIC's RC packets are framed on its wire: the header
+// stack of each opcode, made once, so that building a packet sums nothing.
+// RoceV2Format (roce_v2.h) is one; a native InfiniBand format (LRH | [GRH] |
+// BTH | ... | ICRC | VCRC) will be another. A NIC takes a TransportFormat,
+// never a concrete one: the framing is data, read without a virtual call.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "models/proto/ib_transport.h"
+#include "models/proto/wire_format.h"
+
+namespace rdmasim {
+
+class TransportFormat {
+ public:
+  // A packet's header stack and the bytes its headers take.
+  struct Framing {
+    HeaderSet headers;
+    uint32_t header_bytes = 0;
+    uint32_t wire_bytes(uint32_t payload) const {
+      return headers.wire_bytes(payload, header_bytes);
+    }
+  };
+  const Framing& framing(RcOpcode op) const { return framing_[static_cast<uint8_t>(op)]; }
+
+  HeaderSet packet(RcOpcode op) const { return framing(op).headers; }
+  HeaderSet ack() const { return packet(RcOpcode::kAcknowledge); }
+  // Wire bytes of a packet with `payload` bytes of RDMA payload.
+  uint32_t wire_bytes(RcOpcode op, uint32_t payload) const {
+    return framing(op).wire_bytes(payload);
+  }
+
+ protected:
+  TransportFormat() = default;
+  // Sets the header stack of `op`.
+  void set(RcOpcode op, HeaderSet h) {
+    framing_[static_cast<uint8_t>(op)] = Framing{h, h.header_bytes()};
+  }
+
+ private:
+  std::array<Framing, 256> framing_{};
+};
+
+}  // namespace rdmasim
