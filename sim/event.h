@@ -78,14 +78,13 @@ class Event {
   Handler handler_;
   Time when_;
   uint64_t live_seq_ = 0;  // sequence number of its live queue entry; 0: not scheduled
-  // Links of the level-2 list (an epoch's) the event waits in (see
-  // event_queue.h).
+  // Links of the calendar bucket the event waits in (see event_queue.h).
   Event* next_ = nullptr;
-  Event** pprev_ = nullptr;  // the pointer that points at this event; null: not in a list
+  Event** pprev_ = nullptr;  // the pointer that points at this event; null: not in a bucket
   const void* hint_ = nullptr;
   uint32_t tag_;
   EventClass cls_;
-  uint32_t slot_ = 0;  // its index in a level-1 bucket's array (see event_queue.h)
+  uint8_t level_ = 0;  // which wheel's bucket list holds it (1 or 2); 0: none
 };
 
 // An event that calls `(owner->*Method)()`: the usual way a component owns its

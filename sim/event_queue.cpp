@@ -7,8 +7,8 @@ namespace rdmasim {
 namespace {
 
 // Buckets are kept sorted with the earliest entry last, so popping is
-// pop_back; as a heap comparator it makes the top the earliest. A function
-// object, so that sort and the heap operations inline it.
+// pop_back; as a heap comparator it puts the earliest on top. A function
+// object, so that sort, upper_bound and the heap operations inline it.
 struct Later {
   bool operator()(const auto& a, const auto& b) const { return b < a; }
 };
@@ -16,7 +16,7 @@ struct Later {
 }  // namespace
 
 EventQueue::EventQueue()
-    : buckets_(kBuckets),
+    : buckets_(kBuckets, nullptr),
       bucket_bits_(kBuckets / 64, 0),
       slots_(kSlots, nullptr),
       slot_bits_(kSlots / 64, 0) {}
@@ -37,29 +37,26 @@ void EventQueue::push(Event& e, Time t) {
   e.when_ = t;
   e.live_seq_ = ++next_seq_;
   ++count_;
-  top_ = nullptr;  // the new event may be the earliest: ready() decides again
   insert(e);
 }
 
-void EventQueue::link(Event*& head, Event& e) {
+void EventQueue::link(Event*& head, Event& e, uint8_t level) {
   e.next_ = head;
   if (head != nullptr) head->pprev_ = &e.next_;
   e.pprev_ = &head;
+  e.level_ = level;
   head = &e;
 }
 
 void EventQueue::insert(Event& e) {
   const uint64_t epoch = epoch_of(e.when_);
-  // At or before the cursor: the current bucket's. Before it only when a run
-  // stopped (time limit, stop request) after the queue had moved on to the
-  // next event, and something is then scheduled earlier than that event: it
-  // is then the earliest of all, which the side heap handles as well.
+  // At or before the cursor: into the sorted current bucket. Before it only
+  // when a run stopped (time limit, stop request) after the queue had moved
+  // on to the next event, and something is then scheduled earlier than that
+  // event: it is then the earliest of all, which the side heap handles too.
   if (epoch < epoch_ || (epoch == epoch_ && bucket_of(e.when_) <= cursor_)) {
+    const Entry x = entry_of(e);
     if (current_sorted_) {
-      // Sorted insertion moves the entries due before it; where those are
-      // many (large fabrics: thousands of events per 8 ns bucket), the side
-      // heap takes it instead, which costs a little more per pop.
-      const Entry x = entry_of(e);
       const auto at = std::upper_bound(current_.begin(), current_.end(), x, Later{});
       if (current_.end() - at <= kMaxMove) {
         current_.insert(at, x);
@@ -67,20 +64,18 @@ void EventQueue::insert(Event& e) {
         side_push(x);
       }
     } else {
-      current_.push_back(entry_of(e));  // sorted before anything pops
+      current_.push_back(x);
     }
     return;
   }
   if (epoch == epoch_) {
     const size_t idx = bucket_of(e.when_);
-    std::vector<Entry>& b = buckets_[idx];
-    e.slot_ = static_cast<uint32_t>(b.size());
-    b.push_back(entry_of(e));
+    link(buckets_[idx], e, 1);
     mark(bucket_bits_, idx);
     ++in_buckets_;
   } else if (epoch - epoch_ < kSlots) {
     const size_t idx = static_cast<size_t>(epoch) & (kSlots - 1);
-    link(slots_[idx], e);
+    link(slots_[idx], e, 2);
     mark(slot_bits_, idx);
     ++in_slots_;
   } else {
@@ -89,15 +84,22 @@ void EventQueue::insert(Event& e) {
 }
 
 void EventQueue::take_bucket() {
-  assert(current_.empty());
-  // A swap, not a copy: the arrays' capacities circulate between the buckets.
-  current_.swap(buckets_[cursor_]);
-  in_buckets_ -= current_.size();
+  Event*& head = buckets_[cursor_];
+  for (Event* e = head; e != nullptr;) {
+    Event* next = e->next_;
+    e->pprev_ = nullptr;
+    e->level_ = 0;
+    __builtin_prefetch(e->hint_);
+    current_.push_back(entry_of(*e));
+    --in_buckets_;
+    e = next;
+  }
+  head = nullptr;
   unmark(bucket_bits_, cursor_);
 }
 
 void EventQueue::start_epoch(uint64_t epoch) {
-  assert(in_buckets_ == 0 && current_.empty() && side_.empty());
+  assert(in_buckets_ == 0 && current_.empty());
   epoch_ = epoch;
   cursor_ = 0;
   const size_t idx = static_cast<size_t>(epoch) & (kSlots - 1);
@@ -107,6 +109,7 @@ void EventQueue::start_epoch(uint64_t epoch) {
   while (e != nullptr) {
     Event* next = e->next_;
     e->pprev_ = nullptr;
+    e->level_ = 0;
     --in_slots_;
     insert(*e);
     e = next;
@@ -119,7 +122,7 @@ void EventQueue::start_epoch(uint64_t epoch) {
       --stale_;
       continue;
     }
-    assert(x.event->when_ == x.time);
+    assert(x.event->level_ == 0 && x.event->when_ == x.time);
     insert(*x.event);
   }
 }
@@ -129,17 +132,8 @@ bool EventQueue::advance() {
   for (;;) {
     if (!current_.empty()) {
       if (!current_sorted_) {
-        // Appended mostly in time order: reversed, they are nearly sorted
-        // the way the array is kept, which the sort's final insertion pass
-        // finishes cheaply.
-        std::reverse(current_.begin(), current_.end());
         std::sort(current_.begin(), current_.end(), Later{});
         current_sorted_ = true;
-        // The first few events; prefetch_ahead() keeps ahead from here.
-        const size_t n = current_.size();
-        for (size_t i = n > kAhead ? n - kAhead : 0; i < n; ++i) {
-          __builtin_prefetch(current_[i].event);
-        }
       }
       return true;
     }
@@ -170,70 +164,34 @@ bool EventQueue::advance() {
 }
 
 bool EventQueue::ready_slow() {
-  for (;;) {
+  if (!side_.empty()) [[unlikely]] {
+    // The side heap holds something (current_ is sorted then: side_push
+    // happens only once it is). Both fronts without their stale entries;
+    // the earlier of the two is the top.
     while (!side_.empty() && !side_.front().live()) {
       side_pop();
       --count_;
       --stale_;
     }
-    if (current_sorted_) {
-      while (!current_.empty() && !current_.back().live()) {
-        current_.pop_back();
-        --count_;
-        --stale_;
-      }
+    while (!current_.empty() && !current_.back().live()) {
+      current_.pop_back();
+      --count_;
+      --stale_;
     }
-    const bool have_current = current_sorted_ && !current_.empty();
     if (!side_.empty()) {
-      from_side_ = !have_current || side_.front() < current_.back();
-      top_ = from_side_ ? &side_.front() : &current_.back();
+      from_side_ = current_.empty() || side_.front() < current_.back();
       return true;
     }
-    if (have_current) {
-      top_ = &current_.back();
-      from_side_ = false;
-      return true;
-    }
-    if (!advance()) {
-      top_ = nullptr;
-      return false;
-    }
   }
-}
-
-void EventQueue::erase(Event& e) {
-  assert(e.scheduled());
-  e.live_seq_ = 0;
-  top_ = nullptr;
-  // Where it waits follows from its time (insert's rule; start_epoch keeps
-  // the heap beyond level 2's reach).
-  const uint64_t epoch = epoch_of(e.when_);
-  const size_t idx = bucket_of(e.when_);
-  if (epoch == epoch_ && idx > cursor_) {
-    // In a level-1 array: the last entry takes its place.
-    std::vector<Entry>& b = buckets_[idx];
-    assert(b[e.slot_].event == &e);
-    b[e.slot_] = b.back();
-    b[e.slot_].event->slot_ = e.slot_;
-    b.pop_back();
-    if (b.empty()) unmark(bucket_bits_, idx);
-    --in_buckets_;
+  from_side_ = false;
+  for (;;) {
+    if (!advance()) return false;
+    const Entry& e = current_.back();
+    if (e.live()) return true;
+    current_.pop_back();
     --count_;
-    return;
+    --stale_;
   }
-  if (epoch > epoch_ && epoch - epoch_ < kSlots) {
-    // In a level-2 list: unlink it; nothing stale is left behind.
-    *e.pprev_ = e.next_;
-    if (e.next_ != nullptr) e.next_->pprev_ = e.pprev_;
-    const size_t slot = slot_of(e.when_);
-    if (slots_[slot] == nullptr) unmark(slot_bits_, slot);
-    --in_slots_;
-    e.pprev_ = nullptr;
-    e.next_ = nullptr;
-    --count_;
-    return;
-  }
-  ++stale_;
 }
 
 void EventQueue::side_push(const Entry& e) {
@@ -244,6 +202,31 @@ void EventQueue::side_push(const Entry& e) {
 void EventQueue::side_pop() {
   std::pop_heap(side_.begin(), side_.end(), Later{});
   side_.pop_back();
+}
+
+void EventQueue::erase(Event& e) {
+  assert(e.scheduled());
+  e.live_seq_ = 0;
+  if (e.level_ != 0) {
+    // In a list: unlink it; nothing stale is left behind.
+    *e.pprev_ = e.next_;
+    if (e.next_ != nullptr) e.next_->pprev_ = e.pprev_;
+    if (e.level_ == 1) {
+      const size_t idx = bucket_of(e.when_);
+      if (buckets_[idx] == nullptr) unmark(bucket_bits_, idx);
+      --in_buckets_;
+    } else {
+      const size_t idx = slot_of(e.when_);
+      if (slots_[idx] == nullptr) unmark(slot_bits_, idx);
+      --in_slots_;
+    }
+    e.pprev_ = nullptr;
+    e.next_ = nullptr;
+    e.level_ = 0;
+    --count_;
+    return;
+  }
+  ++stale_;
 }
 
 void EventQueue::heap_push(const Entry& e) {

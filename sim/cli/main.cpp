@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/cli/progress.h"
+#include "sim/cpus.h"
 #include "sim/output/summary.h"
 #include "sim/output/trace_writer.h"
 #include "sim/output/version.h"
@@ -35,7 +36,7 @@ constexpr int kExitBadInput = 2;
 
 const char* kUsage =
     "usage: rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] "
-    "[--memory-limit SIZE] [--quiet]\n"
+    "[--force-threads] [--memory-limit SIZE] [--quiet]\n"
     "       rdmasim validate FILE [--set PATH=VALUE]... [--seed N] [--estimate] "
     "[--memory-limit SIZE]\n"
     "       rdmasim resolve FILE [--set PATH=VALUE]... [--seed N]\n"
@@ -53,7 +54,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"run",
      "rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] "
-     "[--memory-limit SIZE] [--quiet]",
+     "[--force-threads] [--memory-limit SIZE] [--quiet]",
      "Runs a scenario and writes summary.json and trace.h5 (docs/cli.md)."},
     {"validate",
      "rdmasim validate FILE [--set PATH=VALUE]... [--seed N] [--estimate] [--memory-limit SIZE]",
@@ -93,6 +94,7 @@ struct Args {
   std::optional<uint64_t> seed;
   bool quiet = false;
   uint32_t threads = 1;
+  bool force_threads = false;
   std::string dot;
   bool summary = false;
   std::string key_path;
@@ -129,7 +131,10 @@ po::options_description options_for(const std::string& command) {
   if (command == "run") {
     opts.add_options()("out", po::value<std::string>(), "folder for every artefact of the run")(
         "quiet,q", po::bool_switch(), "print nothing but errors")(
-        "threads", po::value<std::string>(), "run the network split over N threads (default 1)");
+        "threads", po::value<std::string>(), "run the network split over N threads (default 1)")(
+        "force-threads", po::bool_switch(),
+        "keep the threads even when the first phase shows too few events per partition per "
+        "lookahead for them to pay");
   }
   if (command == "topo") {
     opts.add_options()("dot", po::value<std::string>(),
@@ -190,6 +195,7 @@ Args parse(const std::string& command, int argc, char** argv) {
     }
     a.threads = static_cast<uint32_t>(n);
   }
+  if (vm.count("force-threads")) a.force_threads = vm["force-threads"].as<bool>();
   if (vm.count("memory-limit")) {
     a.memory_limit = vm["memory-limit"].as<std::string>();
     const Parsed<Bytes> b = parse_bytes(a.memory_limit);
@@ -253,6 +259,13 @@ int run(const Args& a) {
                      std::to_string(sc.topology.num_hosts()) +
                      " hosts (expected at most one thread per host)");
   }
+  if (a.threads > 1 && a.threads > usable_cpus() && !a.quiet) {
+    // Allowed (results do not depend on it), but waiting threads then sleep
+    // at once instead of spinning, and the run is likely slower.
+    std::fprintf(stderr,
+                 "rdmasim: note: --threads %u is more than the %u CPUs this process may use\n",
+                 a.threads, usable_cpus());
+  }
   // A run that cannot fit is refused now, not met by std::bad_alloc later.
   if (const auto limit = memory_limit(a)) {
     check_memory_limit(estimate_memory(sc, resident_bytes()), *limit);
@@ -273,6 +286,7 @@ int run(const Args& a) {
 
   RunOptions ro;
   ro.threads = a.threads;
+  ro.force_threads = a.force_threads;
   ProgressLine progress;
   const bool show_progress = !a.quiet && isatty(STDERR_FILENO) != 0;
   if (show_progress) ro.progress = [&](const Progress& p) { progress.update(p); };

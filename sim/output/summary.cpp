@@ -292,6 +292,9 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
               {"data_packet_hops_per_second", static_cast<double>(r.data_packet_hops) / loop},
               {"peak_rss_bytes", r.wall.peak_rss_bytes},
               {"threads", r.threads},
+              {"threads_used", r.threads_used},
+              {"events_per_partition_lookahead", r.events_per_partition_lookahead},
+              {"thread_sleeps", r.thread_sleeps},
               {"phases", r.phases},
               {"partition_events", r.partition_events}};
   return j.dump(2) + "\n";
@@ -313,6 +316,12 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
     for (uint64_t e : r.partition_events) per += (per.empty() ? "" : " / ") + std::to_string(e);
     out += fmt::format("  on {} threads ({} phase{}; events per thread {})\n", r.threads, r.phases,
                        r.phases == 1 ? "" : "s", per);
+    if (r.threads_used < r.threads) {
+      out += fmt::format(
+          "  after the first phase on 1 thread, the {} partitions taking turns: {:.0f} events per "
+          "partition per lookahead is too few for threads to pay (--force-threads keeps them)\n",
+          r.threads, r.events_per_partition_lookahead);
+    }
   }
   out += fmt::format("  flows: {} of {} complete", s.completed, r.flows.size());
   if (s.completed > 0) {

@@ -117,7 +117,12 @@ struct RunResult {
   uint64_t packets_created = 0;
   uint32_t threads = 1;  // partitions the run was split into (RunOptions::threads)
   uint64_t phases = 0;   // synchronization phases of a partitioned run
-  std::vector<uint64_t> partition_events;  // events each partition dispatched (threads > 1)
+  // Threads it ran on: `threads`, or 1 when its partitions went on taking
+  // turns on one thread (too few events per partition per lookahead).
+  uint32_t threads_used = 1;
+  double events_per_partition_lookahead = 0;  // in its first phase with events
+  uint64_t thread_sleeps = 0;                 // waits that ended in a sleep (timing-dependent)
+  std::vector<uint64_t> partition_events;     // events each partition dispatched (threads > 1)
   uint64_t drops_no_route = 0;
   uint64_t out_of_sequence = 0;
   uint64_t retransmissions = 0;  // packets NICs sent again (all QPs)

@@ -453,6 +453,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   if (options.add_workloads) options.add_workloads(sim, fabric.nics, workloads.all);
   // Placement.
   if (threads > 1) place_partitions(sim, sc.topology, fabric, workloads, threads);
+  if (options.force_threads) sim.set_min_events_per_lookahead(0);
   // Recorders.
   Recorders recorders(sc, threads);
   recorders.attach(sim, fabric, *workloads.flows);
@@ -493,6 +494,9 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   r.packets_created = sim.packets_created();
   r.threads = threads;
   r.phases = sim.phases();
+  r.threads_used = sim.threads_used();
+  r.events_per_partition_lookahead = sim.events_per_partition_lookahead();
+  r.thread_sleeps = sim.thread_sleeps();
   if (threads > 1) {
     for (uint32_t i = 0; i < threads; ++i) {
       r.partition_events.push_back(sim.partition(i).events_dispatched());

@@ -32,6 +32,9 @@ struct RunOptions {
   // Threads: the network is split into this many partitions
   // (topologies/partition.h), run side by side (sim/simulation.h contract 5).
   uint32_t threads = 1;
+  // Keep the threads even when the first phase shows too few events per
+  // partition per lookahead for them to pay (Simulation::threads_used).
+  bool force_threads = false;
   // Called once the devices are built, before setup(): tests attach their
   // own observers (sim.add, then sim.set_observer) that read the switches.
   std::function<void(Simulation&, const std::vector<Switch*>&)> on_built;
