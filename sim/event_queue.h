@@ -53,7 +53,9 @@ class EventQueue {
   bool empty() { return !ready(); }
   // Live events (stale entries not counted).
   size_t size() const { return count_ - stale_; }
-  // Call ready() first.
+  // Call ready() first, with no push or erase since: top_time(),
+  // top_class_tag() and pop() use the choice ready() made between the
+  // current bucket and the side heap.
   Time top_time() const { return top().time; }
   // (EventClass << 32) | tag of the earliest event. Call ready() first.
   uint64_t top_class_tag() const { return top().class_tag; }

@@ -172,8 +172,9 @@ class Simulation {
   static constexpr int64_t kPhaseLookaheads = 256;
   // A partitioned run whose first phase runs fewer events than this per
   // partition per lookahead goes on with its partitions taking turns on one
-  // thread (set_min_events_per_lookahead(0) keeps the threads): the threads
-  // would wait for one another more than they run.
+  // thread (set_min_events_per_lookahead(0) keeps the threads; infinity
+  // takes turns from the start): the threads would wait for one another
+  // more than they run.
   static constexpr double kMinEventsPerLookahead = 1000;
   void set_min_events_per_lookahead(double n) { min_events_per_lookahead_ = n; }
   // Threads a partitioned run uses now: partitions(), or 1 once it went on

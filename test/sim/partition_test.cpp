@@ -4,6 +4,7 @@
 #include "test/support/catch_units.h"
 
 #include <deque>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -132,6 +133,8 @@ struct Options {
   double min_events = 0;
 };
 constexpr double kTurns = 1e300;
+// Turns from the first phase on.
+constexpr double kTurnsFromStart = std::numeric_limits<double>::infinity();
 Options in_mode(Options o, double min_events) {
   o.min_events = min_events;
   return o;
@@ -412,9 +415,10 @@ struct BlastOutcome {
 
 // Q blasts P over `qp_delay`; R, idle, is cabled to P by `rp_delay`; P has a
 // timer at `timer`. parts: Q, P and R in 0, 1 and parts - 1.
-BlastOutcome blast(uint32_t parts, Time until, Time qp_delay, Time rp_delay, Time timer) {
+BlastOutcome blast(uint32_t parts, Time until, Time qp_delay, Time rp_delay, Time timer,
+                   double mode = 0) {
   Simulation sim(1);
-  sim.set_min_events_per_lookahead(0);  // about the threads
+  sim.set_min_events_per_lookahead(mode);
   auto& q = sim.add<Burster>("q", until, until, 1);
   auto& p = sim.add<Sink>("p", timer);
   auto& r = sim.add<Sink>("r", Time::infinite());
@@ -444,10 +448,16 @@ TEST_CASE("a partition that waits on a hold still takes in frames from a full ch
   // cable) and blocks until P takes them in. Three partitions: R keeps P's
   // bound from moving. (A hang before the fix.)
   const BlastOutcome one = blast(1, Time::us(1500), Time::ms(1), Time::us(20), Time::ms(1));
-  const BlastOutcome three = blast(3, Time::us(1500), Time::ms(1), Time::us(20), Time::ms(1));
-  CHECK(three.events == one.events);
-  CHECK(three.got == one.got);
-  CHECK(three.now == one.now);
+  // On threads, and taking turns (where the sender takes the frames in
+  // for its receiver: a hang before the fix, found in review).
+  for (const double mode : {0.0, kTurnsFromStart}) {
+    INFO((mode == 0 ? "threads" : "turns on one thread"));
+    const BlastOutcome three =
+        blast(3, Time::us(1500), Time::ms(1), Time::us(20), Time::ms(1), mode);
+    CHECK(three.events == one.events);
+    CHECK(three.got == one.got);
+    CHECK(three.now == one.now);
+  }
 }
 
 TEST_CASE("packets go back to the partition that made them", "[quick][partition]") {
@@ -468,7 +478,9 @@ class Thrower : public Node {
  public:
   Thrower(Simulation& sim, std::string name) : Node(sim, std::move(name)) {}
   void receive(uint32_t, PacketHandle) override {
-    if (++got_ == 1000) throw std::runtime_error("boom in " + name());
+    // About 510 us in: after the first phase (256 lookaheads of 1 us), so
+    // taking turns it throws while the partitions take turns.
+    if (++got_ == 100'000) throw std::runtime_error("boom in " + name());
   }
   PacketHandle next_packet(uint32_t) override { return {}; }
 
@@ -494,6 +506,7 @@ TEST_CASE("an exception in a partition's event ends the run with it, on any thre
     t.assign(sim.partition(where));
     place(c, sim.partition(1 - where), sim.partition(where));
     CHECK_THROWS_WITH(sim.run(), "boom in t");
+    CHECK(sim.threads_used() == (mode == 0 ? 2U : 1U));
     // It cannot go on: the partitions left a phase half done.
     CHECK_THROWS_WITH(sim.run(), "boom in t");
   }
