@@ -2,7 +2,8 @@
 """Run the fixed rdmasim benchmark scenarios and report speed and memory as JSON.
 
     bench/run.py [--binary PATH] [--baseline PATH] [--repeat N]
-                 [--scenario NAME ...] [--json OUT]
+                 [--scenario NAME ...] [--json OUT] [--threads N]
+                 [--compete N [--compete-cpu CPU]]
 
 Every scenario is run N times with the candidate binary and, with --baseline,
 N times with the baseline binary, interleaved (A B A B ...) so that machine
@@ -40,6 +41,42 @@ COSTS = ("wall_seconds", "sim_wall_seconds", "cpu_seconds", "peak_rss_bytes")
 
 class BenchError(Exception):
     """A problem that ends the benchmark with a message and exit code 1."""
+
+
+# A competing process: an ordinary busy loop, as another user's job on a shared
+# machine would be (not niced, not a real-time task).
+BUSY_LOOP = "while True:\n    pass\n"
+
+
+class Competitors:
+    """Starts `count` busy processes before a run and stops them after it.
+
+    Each is pinned to `cpu` (default: the last CPU this process may use, the
+    "second core" of a 2-core machine) so that the simulator's own threads
+    share that core with it; None leaves them unpinned."""
+
+    def __init__(self, count, cpu):
+        self.count = count
+        self.cpu = cpu
+        self.procs = []
+
+    def __enter__(self):
+        for _ in range(self.count):
+            proc = subprocess.Popen([sys.executable, "-c", BUSY_LOOP],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+            if self.cpu is not None:
+                os.sched_setaffinity(proc.pid, {self.cpu})
+            self.procs.append(proc)
+        return self
+
+    def __exit__(self, *exc):
+        for proc in self.procs:
+            proc.kill()
+        for proc in self.procs:
+            proc.wait()
+        self.procs = []
+        return False
 
 
 def list_scenarios():
@@ -215,6 +252,12 @@ def main(argv=None):
     parser.add_argument("--json", metavar="OUT", help="also write the JSON document here")
     parser.add_argument("--threads", type=int, default=1,
                         help="threads the candidate runs on (rdmasim run --threads; default 1)")
+    parser.add_argument("--compete", type=int, default=0, metavar="N",
+                        help="run N competing busy processes during every run (default 0): "
+                             "the shared-machine case")
+    parser.add_argument("--compete-cpu", type=int, metavar="CPU",
+                        help="the CPU the competing processes are pinned to (default: the "
+                             "last CPU this process may use; -1: not pinned)")
     parser.add_argument("--baseline-threads", type=int, default=1,
                         help="threads the baseline runs on (default 1); with --baseline set "
                              "to the candidate binary this measures what threads give")
@@ -224,6 +267,14 @@ def main(argv=None):
     if args.threads < 1 or args.baseline_threads < 1:
         parser.error("--threads and --baseline-threads must be at least 1")
     threads_of = {"candidate": args.threads, "baseline": args.baseline_threads}
+    if args.compete < 0:
+        parser.error("--compete must be at least 0")
+    usable = sorted(os.sched_getaffinity(0))
+    compete_cpu = usable[-1] if args.compete_cpu is None else args.compete_cpu
+    if compete_cpu == -1:
+        compete_cpu = None
+    elif compete_cpu not in usable:
+        parser.error(f"--compete-cpu {compete_cpu}: not a CPU this process may use {usable}")
 
     try:
         binaries = [("candidate", check_binary(args.binary, "candidate"))]
@@ -241,6 +292,8 @@ def main(argv=None):
             "interleaved": len(binaries) > 1,
             "binaries": {role: {"path": str(path), "threads": threads_of[role]}
                          for role, path in binaries},
+            "competing_processes": {"count": args.compete,
+                                    "cpu": compete_cpu if args.compete else None},
             "notes": ("wall_seconds and peak_rss_bytes: the whole process, measured "
                       "by this script (medians). sim_wall_seconds, sim_peak_rss_bytes and "
                       "the *_per_second figures: the simulation loop alone, as the binary "
@@ -257,7 +310,8 @@ def main(argv=None):
             runs = {role: [] for role, _ in binaries}
             for i in range(args.repeat):
                 for role, path in binaries:  # A B A B ...
-                    r = run_once(path, scenario, role, threads_of[role])
+                    with Competitors(args.compete, compete_cpu):
+                        r = run_once(path, scenario, role, threads_of[role])
                     runs[role].append(r)
                     doc["binaries"][role].setdefault("version", r["version"])
                     doc["binaries"][role].setdefault("git_revision", r["git_revision"])
