@@ -29,8 +29,20 @@ Component::Component(Simulation& sim, std::string name)
 // cores), then sleeps on the atomic, saying so first, so that the other
 // side makes the system call only then.
 struct Simulation::Workers {
-  explicit Workers(Simulation& owner) : sim(owner) {
+  explicit Workers(Simulation& owner) : sim(owner), tids(owner.partitions()) {
+    tids[0].store(current_thread_id());
     for (uint32_t i = 1; i < sim.partitions(); ++i) threads.emplace_back([this, i] { work(i); });
+  }
+  // The kernel ids of the run's threads (this one first), once each has
+  // started: what the starvation policy watches.
+  std::vector<int> thread_ids() const {
+    std::vector<int> out;
+    for (const std::atomic<int>& t : tids) {
+      int v = 0;
+      while ((v = t.load(std::memory_order_acquire)) == 0) std::this_thread::yield();
+      out.push_back(v);
+    }
+    return out;
   }
   ~Workers() {
     start.quit = true;
@@ -39,6 +51,7 @@ struct Simulation::Workers {
     for (std::thread& t : threads) t.join();
   }
   void work(uint32_t i) {
+    tids[i].store(current_thread_id(), std::memory_order_release);
     Partition& part = *sim.parts_[i];
     uint64_t seen = 0;
     for (;;) {
@@ -91,6 +104,7 @@ struct Simulation::Workers {
   }
 
   Simulation& sim;
+  std::vector<std::atomic<int>> tids;
   std::vector<std::thread> threads;
   // What the main thread writes to start a phase, in one cache line. The
   // plain fields are written before `generation` moves on and read after.
@@ -509,10 +523,16 @@ void Simulation::run_phase_serial(Time cap, uint64_t cap_class_tag) {
 
 RunEnd Simulation::run_partitioned(Time stop_at) {
   if (!decided_ && min_events_per_lookahead_ == std::numeric_limits<double>::infinity()) {
-    decided_ = serial_ = true;  // turns from the start (tests)
+    decided_ = serial_ = density_serial_ = true;  // turns from the start (tests)
   }
   if (!workers_ && !serial_) workers_ = std::make_unique<Workers>(*this);
   oversubscribed_ = partitions() > usable_cpus();
+  // Threads kept off their CPUs by other processes: take turns while that
+  // pays (sim/starvation.h). Not once the first phase chose turns, nor when
+  // the threads are forced.
+  const bool adapt = adapt_to_starvation_ && min_events_per_lookahead_ > 0;
+  if (adapt && !starvation_) starvation_ = std::make_unique<StarvationPolicy>(*probe_);
+  if (adapt && !serial_) starvation_->begin(false, workers_->thread_ids(), events_dispatched());
   // Between phases only this thread runs, and every frame is in its link.
   for (const auto& part : parts_) part->drain_all();
   const auto released = [this](Key* last) {
@@ -594,6 +614,19 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
     }
     ++phases_;
     const uint64_t before = events_dispatched();
+    if (adapt && decided_ && !density_serial_) {
+      const bool turns = starvation_->next(before);
+      if (turns != serial_) {
+        serial_ = turns;
+        if (turns) {
+          workers_.reset();
+          starvation_->begin(true, {}, before);
+        } else {
+          workers_ = std::make_unique<Workers>(*this);
+          starvation_->begin(false, workers_->thread_ids(), before);
+        }
+      }
+    }
     if (serial_) {
       run_phase_serial(cap.time, cap.class_tag);
     } else {
@@ -610,13 +643,21 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
                                                   static_cast<double>(lookahead_.in_ps()));
       per_lookahead_ = static_cast<double>(ran) / (partitions() * lookaheads);
       if (per_lookahead_ < min_events_per_lookahead_) {
-        serial_ = true;
+        serial_ = density_serial_ = true;
         workers_.reset();
       }
     }
   }
   control_->now_ = end_time;
   return end;
+}
+
+uint64_t Simulation::starved_windows() const {
+  return starvation_ ? starvation_->starved_windows() : 0;
+}
+
+double Simulation::starved_turns_seconds() const {
+  return starvation_ ? starvation_->turns_seconds() : 0.0;
 }
 
 void Simulation::finish() {

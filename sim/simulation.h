@@ -48,6 +48,7 @@
 #include "sim/packet.h"
 #include "sim/partition.h"
 #include "sim/rng.h"
+#include "sim/starvation.h"
 #include "sim/units.h"
 #include "sim/wait_list.h"
 
@@ -179,7 +180,18 @@ class Simulation {
   void set_min_events_per_lookahead(double n) { min_events_per_lookahead_ = n; }
   // Threads a partitioned run uses now: partitions(), or 1 once it went on
   // one thread.
-  uint32_t threads_used() const { return serial_ ? 1 : partitions(); }
+  uint32_t threads_used() const { return density_serial_ ? 1 : partitions(); }
+  // A partitioned run on threads watches them for starvation (a thread
+  // ready to run but kept off its CPU by other processes) and takes turns
+  // on one thread while that runs faster (sim/starvation.h); off: threads
+  // always (as with set_min_events_per_lookahead(0)). The probe gives the
+  // clock and the threads' times (tests replace it; it must outlive run()).
+  void set_adapt_to_starvation(bool on) { adapt_to_starvation_ = on; }
+  void set_thread_probe(ThreadProbe& probe) { probe_ = &probe; }
+  // Windows on threads that found a thread starved, and the wall seconds
+  // spent taking turns because of them (both timing-dependent).
+  uint64_t starved_windows() const;
+  double starved_turns_seconds() const;
   // Events per partition per lookahead in the first phase that ran any (0
   // before it, or with one partition).
   double events_per_partition_lookahead() const { return per_lookahead_; }
@@ -212,6 +224,11 @@ class Simulation {
   uint64_t generation_ = 0;      // phases run (threads and turns alike)
   bool decided_ = false;         // the first phase with events ran
   bool serial_ = false;          // partitions take turns on this thread
+  bool density_serial_ = false;  // ... for good: the first phase had too few events
+  bool adapt_to_starvation_ = true;
+  ThreadProbe default_probe_;
+  ThreadProbe* probe_ = &default_probe_;
+  std::unique_ptr<StarvationPolicy> starvation_;
   double per_lookahead_ = 0;
   double min_events_per_lookahead_ = kMinEventsPerLookahead;
   void run_phase_serial(Time cap, uint64_t cap_class_tag);

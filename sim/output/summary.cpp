@@ -295,6 +295,8 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
               {"threads_used", r.threads_used},
               {"events_per_partition_lookahead", r.events_per_partition_lookahead},
               {"thread_sleeps", r.thread_sleeps},
+              {"starved_windows", r.starved_windows},
+              {"starved_turns_seconds", r.starved_turns_seconds},
               {"phases", r.phases},
               {"partition_events", r.partition_events}};
   return j.dump(2) + "\n";
@@ -321,6 +323,12 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
           "  after the first phase on 1 thread, the {} partitions taking turns: {:.0f} events per "
           "partition per lookahead is too few for threads to pay (--force-threads keeps them)\n",
           r.threads, r.events_per_partition_lookahead);
+    }
+    if (r.starved_windows > 0) {
+      out += fmt::format(
+          "  a thread was kept off its CPU by other processes ({} time{}): the partitions took "
+          "turns on one thread for {:.1f} s of the run (--force-threads keeps the threads)\n",
+          r.starved_windows, r.starved_windows == 1 ? "" : "s", r.starved_turns_seconds);
     }
   }
   out += fmt::format("  flows: {} of {} complete", s.completed, r.flows.size());

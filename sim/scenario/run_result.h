@@ -122,7 +122,12 @@ struct RunResult {
   uint32_t threads_used = 1;
   double events_per_partition_lookahead = 0;  // in its first phase with events
   uint64_t thread_sleeps = 0;                 // waits that ended in a sleep (timing-dependent)
-  std::vector<uint64_t> partition_events;     // events each partition dispatched (threads > 1)
+  // A thread kept off its CPU by other processes (sim/starvation.h): windows
+  // that found one, and wall seconds the partitions then took turns
+  // (timing-dependent).
+  uint64_t starved_windows = 0;
+  double starved_turns_seconds = 0;
+  std::vector<uint64_t> partition_events;  // events each partition dispatched (threads > 1)
   uint64_t drops_no_route = 0;
   uint64_t out_of_sequence = 0;
   uint64_t retransmissions = 0;  // packets NICs sent again (all QPs)

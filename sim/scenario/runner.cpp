@@ -453,7 +453,10 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   if (options.add_workloads) options.add_workloads(sim, fabric.nics, workloads.all);
   // Placement.
   if (threads > 1) place_partitions(sim, sc.topology, fabric, workloads, threads);
-  if (options.force_threads) sim.set_min_events_per_lookahead(0);
+  if (options.force_threads) {
+    sim.set_min_events_per_lookahead(0);
+    sim.set_adapt_to_starvation(false);
+  }
   // Recorders.
   Recorders recorders(sc, threads);
   recorders.attach(sim, fabric, *workloads.flows);
@@ -497,6 +500,8 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   r.threads_used = sim.threads_used();
   r.events_per_partition_lookahead = sim.events_per_partition_lookahead();
   r.thread_sleeps = sim.thread_sleeps();
+  r.starved_windows = sim.starved_windows();
+  r.starved_turns_seconds = sim.starved_turns_seconds();
   if (threads > 1) {
     for (uint32_t i = 0; i < threads; ++i) {
       r.partition_events.push_back(sim.partition(i).events_dispatched());

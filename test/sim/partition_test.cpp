@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <limits>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -120,6 +121,8 @@ struct Outcome {
   // After the hold stop, run() again (Options::run_again).
   RunEnd end_again = RunEnd::kIdle;
   uint64_t events_again = 0;
+  uint64_t starved_windows = 0;
+  double starved_turns_seconds = 0;
 };
 
 struct Options {
@@ -131,6 +134,9 @@ struct Options {
   // value makes the partitions take turns on one thread after the first
   // phase with events (kTurns).
   double min_events = 0;
+  // Watch the threads for starvation through this probe (with min_events
+  // above 0; sim/starvation.h).
+  ThreadProbe* probe = nullptr;
 };
 constexpr double kTurns = 1e300;
 // Turns from the first phase on.
@@ -176,6 +182,7 @@ Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, const Opt
   }
   auto& counter = sim.add<Counter>("counter", relays, opt.stop_after);
   sim.set_min_events_per_lookahead(opt.min_events);
+  if (opt.probe) sim.set_thread_probe(*opt.probe);
   if (parts > 1) {
     sim.set_partitions(parts);
     for (size_t i = 0; i < 6; ++i) relays[i]->assign(sim.partition(part[i]));
@@ -212,6 +219,8 @@ Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, const Opt
   o.lookahead = sim.lookahead();
   o.phases = sim.phases();
   o.threads_used = sim.threads_used();
+  o.starved_windows = sim.starved_windows();
+  o.starved_turns_seconds = sim.starved_turns_seconds();
   for (const Relay* r : relays) o.logs.push_back(r->log);
   o.samples = counter.samples;
   o.frames = frames();
@@ -242,6 +251,54 @@ TEST_CASE("a partitioned run dispatches the events of a sequential one", "[quick
     CHECK(many.samples == one.samples);
     for (size_t i = 0; i < one.logs.size(); ++i) CHECK(many.logs[i] == one.logs[i]);
     CHECK(many.phases > 0);
+  }
+}
+
+namespace {
+// A machine on which every thread waits on a run queue half the time, each
+// reading of the clock is a window later, and taking turns is slow: a
+// window in which no thread's times were read (one taking turns) lasts ten.
+struct StarvedMachine : ThreadProbe {
+  int64_t now = 0;
+  bool read = true;       // a thread's times were read since the last reading of the clock
+  std::set<int> threads;  // every thread whose times were read
+  int64_t wall_ns() override {
+    now += (read ? 1 : 10) * StarvationPolicy::kWindowNs;
+    read = false;
+    return now;
+  }
+  bool times(int tid, ThreadTimes& out) override {
+    read = true;
+    threads.insert(tid);
+    out.wait_ns = now / 2;
+    return true;
+  }
+};
+}  // namespace
+
+TEST_CASE("starved threads hand the partitions to one thread, and results stay the same",
+          "[quick][partition]") {
+  const Outcome one = run_network(1, {});
+  StarvedMachine machine;
+  for (const auto& [parts, part] : std::vector<std::pair<uint32_t, std::vector<uint32_t>>>{
+           {2, {0, 0, 0, 1, 1, 1}}, {3, {0, 1, 2, 0, 1, 2}}}) {
+    INFO(parts << " partitions");
+    machine.threads.clear();
+    Options o;
+    o.min_events = 1e-9;  // the first phase keeps the threads
+    o.probe = &machine;
+    const Outcome many = run_network(parts, part, o);
+    // A window on threads found a starved thread, a trial window took
+    // turns and was slower, so threads again: the
+    // run switched both ways (new worker threads), and gave the same results.
+    CHECK(many.starved_windows >= 1);
+    CHECK(many.starved_turns_seconds == Approx(1.0).epsilon(1e-12));
+    CHECK(machine.threads.size() == 2 * parts - 1);  // this thread runs partition 0 both times
+    CHECK(many.threads_used == parts);               // not the first phase's choice
+    CHECK(many.events == one.events);
+    CHECK(many.now == one.now);
+    CHECK(many.frames == one.frames);
+    for (size_t i = 0; i < one.logs.size(); ++i) CHECK(many.logs[i] == one.logs[i]);
   }
 }
 
