@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "sim/output/output_error.h"
+#include "sim/output/summary.h"
 #include "sim/output/trace_tables.h"
 #include "sim/output/version.h"
 
@@ -19,13 +21,22 @@ using namespace trace;  // NOLINT: the row structs
 // Owns one HDF5 identifier and closes it with the matching function.
 class Id {
  public:
-  Id(hid_t id, herr_t (*close)(hid_t), const char* what) : id_(id), close_(close) {
+  Id(hid_t id, herr_t (*closer)(hid_t), const char* what) : id_(id), close_(closer) {
     if (id_ < 0) throw std::runtime_error(std::string("HDF5: cannot create ") + what);
   }
   Id(const Id&) = delete;
   Id& operator=(const Id&) = delete;
-  ~Id() { close_(id_); }
+  ~Id() {
+    if (id_ >= 0) close_(id_);  // on the way out of an error: the first error is reported
+  }
   operator hid_t() const { return id_; }  // NOLINT: used like the raw id
+  // Closes it now, checked (a file's close is where HDF5 writes what it
+  // still holds).
+  void close(const char* what) {
+    const hid_t id = id_;
+    id_ = -1;
+    if (close_(id) < 0) throw std::runtime_error(std::string("HDF5: cannot close ") + what);
+  }
 
  private:
   hid_t id_;
@@ -133,6 +144,9 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   string_attribute(file, "scenario_name", sc.name);
   string_attribute(file, "scenario_hash", sc.hash);
   string_attribute(file, "status", to_string(r.status));
+  // Only on a run cut short from outside (a signal, stop.wall_time), so a
+  // whole run's file is what it always was.
+  if (is_partial(r.status)) int_attribute(file, "partial", 1);
   int_attribute(file, "seed", static_cast<int64_t>(sc.seed));
   int_attribute(file, "sim_time_ps", r.sim_time.in_ps());
   int_attribute(file, "window_start_ps", r.window.start.in_ps());
@@ -336,19 +350,32 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
 
 void write_trace(const std::string& path, const Scenario& sc, const RunResult& r) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions, not stderr dumps
-  const std::string tmp = path + ".tmp";
+  // The file is built in memory (HDF5's core driver, no backing store) and
+  // written by write_file_atomic, whose every write is checked: HDF5 itself
+  // never meets the disk, so a full disk cannot leave a file id whose close
+  // failed (it stays open, and HDF5's exit handler then crashes in
+  // H5F__close_cb), and every id is closed whatever fails.
+  std::vector<unsigned char> image;
   try {
-    {
-      Id fcpl(untimed(H5P_FILE_CREATE), H5Pclose, "file creation properties");
-      Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
-      Id file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, fcpl, fapl), H5Fclose, tmp.c_str());
-      write_file(file, sc, r);
+    Id fcpl(untimed(H5P_FILE_CREATE), H5Pclose, "file creation properties");
+    Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
+    check(H5Pset_fapl_core(fapl, size_t{1} << 20, 0), "core driver");
+    // Closing the file closes whatever is still open in it.
+    check(H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG), "close degree");
+    Id file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, fapl), H5Fclose, path.c_str());
+    write_file(file, sc, r);
+    check(H5Fflush(file, H5F_SCOPE_GLOBAL), "the file (flush)");
+    const ssize_t size = H5Fget_file_image(file, nullptr, 0);
+    if (size < 0) throw std::runtime_error("HDF5: cannot read the file image");
+    image.resize(static_cast<size_t>(size));
+    if (H5Fget_file_image(file, image.data(), image.size()) != size) {
+      throw std::runtime_error("HDF5: cannot read the file image");
     }
-    std::filesystem::rename(tmp, path);
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
+    file.close("the file");
+  } catch (const std::runtime_error& e) {
+    throw OutputError(path, e.what());
   }
+  write_file_atomic(path, image.data(), image.size());
 }
 
 }  // namespace rdmasim
