@@ -63,7 +63,10 @@ extern "C" void on_stop_signal(int sig) {
 // control does for `rdmasim run ... &`, so that ^C spares background runs).
 void catch_stop_signals(const std::vector<std::string>& temporaries) {
   for (size_t i = 0; i < temporaries.size() && i < 2; ++i) {
-    std::snprintf(g_temporaries[i], sizeof g_temporaries[i], "%s", temporaries[i].c_str());
+    // A path that does not fit is left out (a cut one could name another file).
+    if (temporaries[i].size() < sizeof g_temporaries[i]) {
+      std::memcpy(g_temporaries[i], temporaries[i].c_str(), temporaries[i].size() + 1);
+    }
   }
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;

@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -128,6 +129,40 @@ std::vector<Row> zeroed(size_t n) {
   if (n > 0) std::memset(static_cast<void*>(rows.data()), 0, n * sizeof(Row));
   return rows;
 }
+
+// The core driver's buffer, allocated through these callbacks so that at
+// the file's close it is kept (not freed) for write_trace to write out.
+struct CoreImage {
+  void* kept = nullptr;
+  CoreImage() = default;
+  CoreImage(const CoreImage&) = delete;
+  CoreImage& operator=(const CoreImage&) = delete;
+  ~CoreImage() { std::free(kept); }
+
+  static H5FD_file_image_callbacks_t callbacks(CoreImage* self) {
+    H5FD_file_image_callbacks_t c{};
+    c.image_malloc = [](size_t size, H5FD_file_image_op_t, void*) { return std::malloc(size); };
+    c.image_memcpy = [](void* dest, const void* src, size_t size, H5FD_file_image_op_t, void*) {
+      return std::memcpy(dest, src, size);
+    };
+    c.image_realloc = [](void* ptr, size_t size, H5FD_file_image_op_t, void*) {
+      return std::realloc(ptr, size);
+    };
+    c.image_free = [](void* ptr, H5FD_file_image_op_t op, void* udata) -> herr_t {
+      auto* image = static_cast<CoreImage*>(udata);
+      if (op == H5FD_FILE_IMAGE_OP_FILE_CLOSE && image->kept == nullptr) {
+        image->kept = ptr;
+      } else {
+        std::free(ptr);
+      }
+      return 0;
+    };
+    c.udata_copy = [](void* udata) { return udata; };  // one CoreImage for every copy
+    c.udata_free = [](void*) -> herr_t { return 0; };
+    c.udata = self;
+    return c;
+  }
+};
 
 constexpr int64_t kTraceFormatVersion = 1;
 
@@ -354,28 +389,31 @@ void write_trace(const std::string& path, const Scenario& sc, const RunResult& r
   // written by write_file_atomic, whose every write is checked: HDF5 itself
   // never meets the disk, so a full disk cannot leave a file id whose close
   // failed (it stays open, and HDF5's exit handler then crashes in
-  // H5F__close_cb), and every id is closed whatever fails.
-  std::vector<unsigned char> image;
+  // H5F__close_cb), and every id is closed whatever fails. The driver's
+  // buffer is kept at close (CoreImage) and written from, not copied.
+  CoreImage image;
+  size_t size = 0;
   try {
     Id fcpl(untimed(H5P_FILE_CREATE), H5Pclose, "file creation properties");
     Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
     check(H5Pset_fapl_core(fapl, size_t{1} << 20, 0), "core driver");
+    H5FD_file_image_callbacks_t callbacks = CoreImage::callbacks(&image);
+    check(H5Pset_file_image_callbacks(fapl, &callbacks), "file image callbacks");
     // Closing the file closes whatever is still open in it.
     check(H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG), "close degree");
     Id file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, fapl), H5Fclose, path.c_str());
     write_file(file, sc, r);
     check(H5Fflush(file, H5F_SCOPE_GLOBAL), "the file (flush)");
-    const ssize_t size = H5Fget_file_image(file, nullptr, 0);
-    if (size < 0) throw std::runtime_error("HDF5: cannot read the file image");
-    image.resize(static_cast<size_t>(size));
-    if (H5Fget_file_image(file, image.data(), image.size()) != size) {
-      throw std::runtime_error("HDF5: cannot read the file image");
-    }
+    // The file's length (its end of allocation), as H5Fget_file_image gives it.
+    const ssize_t n = H5Fget_file_image(file, nullptr, 0);
+    if (n < 0) throw std::runtime_error("HDF5: cannot read the file's size");
+    size = static_cast<size_t>(n);
     file.close("the file");
   } catch (const std::runtime_error& e) {
     throw OutputError(path, e.what());
   }
-  write_file_atomic(path, image.data(), image.size());
+  if (image.kept == nullptr) throw OutputError(path, "HDF5: the file image was not kept");
+  write_file_atomic(path, image.kept, size);
 }
 
 }  // namespace rdmasim
