@@ -44,8 +44,9 @@ swept values (one column per --grid path, named by the path), `seed` and
                                   summary.json
 
 No point's failure stops the sweep. A run that ends with a status of its
-own (stalled 3, qp_error 4, deadlock 5) is recorded from its summary like
-any other; a run that writes no summary is recorded with the exit code's
+own (stalled 3, qp_error 4, deadlock 5, wall_time_limit 6, interrupted 130
+or 143: partial outputs, docs/reliability.md) is recorded from its summary
+like any other; a run that writes no summary is recorded with the exit code's
 meaning as its status (bad_input 2, internal_error 1, killed_by_SIGxxx when
 a signal ended it, no_summary otherwise), its exit code and its error line,
 and the other columns empty. The sweep exits 1 when some point wrote no
@@ -60,8 +61,14 @@ OUT/summary.csv. A point is identified by its run folder name (the `run`
 column: its index in the grid, its values and its seed), so a rerun must
 give the same scenario, --grid, --seeds, --set and --no-trace;
 OUT/sweep.json records them and a rerun with others is refused (use another
---out, or --restart to discard the CSV). Points killed by a signal are run
-again; --retry-failed also runs again every point that wrote no summary.
+--out, or --restart to discard the CSV). Points killed by a signal or
+interrupted (status interrupted) are run again; --retry-failed also runs
+again every point that wrote no summary.
+
+Interrupting the sweep (SIGINT, e.g. ^C, or SIGTERM) starts no more points
+and passes SIGINT on to the runs going on, which stop and write partial
+outputs (status interrupted); their rows are recorded, the CSV keeps every
+finished point, and the sweep exits 130 (143 for SIGTERM).
 Standard library only; works with any python3.
 """
 
@@ -256,7 +263,7 @@ def main():
                 if r.get("run") not in names:
                     continue
                 status = r.get("status", "")
-                if status.startswith("killed_by_"):
+                if status.startswith("killed_by_") or status == "interrupted":
                     continue
                 if args.retry_failed and wrote_no_summary(r):
                     continue
@@ -264,6 +271,10 @@ def main():
     tmp = settings_path.with_name(settings_path.name + ".tmp")
     tmp.write_text(json.dumps(settings, indent=1) + "\n")
     os.replace(tmp, settings_path)
+
+    lock = threading.Lock()
+    running = set()  # the rdmasim processes going on
+    stopping = False  # set once the sweep is interrupted
 
     def run(combo):
         index, name, assignment, seed = combo
@@ -276,14 +287,25 @@ def main():
             cmd += ["--set", f"{p}={v}"]
         if seed is not None:
             cmd += ["--seed", seed]
-        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+        with lock:
+            if stopping:
+                return None  # the sweep is being interrupted: start no more
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, errors="replace")
+            running.add(proc)
+        try:
+            _, stderr = proc.communicate()
+        finally:
+            with lock:
+                running.discard(proc)
         row = {p: plain(v) for p, v in assignment}
         row["seed"] = seed if seed is not None else ""
         row["run"] = name
         summary_path = out / name / "summary.json"
         # rdmasim removes an earlier run's outputs before it starts; with exit 2 it
         # starts nothing, so a summary.json left there is not this run's.
-        if proc.returncode in (0, 3, 4, 5) and summary_path.exists():
+        # Codes of runs that write a summary (130, 143: interrupted, partial).
+        if proc.returncode in (0, 3, 4, 5, 6, 130, 143) and summary_path.exists():
             summary = json.loads(summary_path.read_text())
             row["seed"] = summary.get("scenario", {}).get("seed")
             row.update(row_of(summary))
@@ -292,7 +314,7 @@ def main():
         else:
             row["status"] = failure_status(proc.returncode)
             row["exit_code"] = proc.returncode
-            row["error"] = error_line(proc.stderr)
+            row["error"] = error_line(stderr)
         return row
 
     fields = [p for p, _ in grid] + ["seed", "run"] + list(row_of({}).keys())
@@ -301,8 +323,6 @@ def main():
     for index, name, _, _ in combos:
         if name in done:
             rows[index] = done[name]
-    lock = threading.Lock()
-
     def record(index, row):
         with lock:
             rows[index] = row
@@ -315,7 +335,15 @@ def main():
         print(f"sweep: {len(done)} of {len(combos)} points already in {csv_path}, skipped", file=sys.stderr)
     if not todo:
         record(*next(iter(rows.items())))  # the same rows, rewritten with today's columns
+    class Terminated(Exception):
+        pass
+
+    def on_term(signum, frame):
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, on_term)
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
+    futures = {}
     try:
         futures = {pool.submit(run, c): c[0] for c in todo}
         for fut in concurrent.futures.as_completed(futures):
@@ -323,11 +351,27 @@ def main():
             record(futures[fut], row)
             if wrote_no_summary(row):
                 print(f"sweep: {row['run']}: {row['status']}: {row['error']}", file=sys.stderr)
-    except KeyboardInterrupt:
-        # The runs got the SIGINT too; start no more. The CSV holds every finished point.
+    except (KeyboardInterrupt, Terminated) as e:
+        # Start no more; the runs going on stop at their next safe point and
+        # write partial outputs (a ^C reached them already; a signal to this
+        # process alone did not). The CSV holds every finished point.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        with lock:
+            stopping = True
+            for proc in running:
+                try:
+                    proc.send_signal(signal.SIGINT)
+                except OSError:
+                    pass
         pool.shutdown(wait=True, cancel_futures=True)
-        raise SystemExit(f"sweep: interrupted; {len(rows)} of {len(combos)} points in {csv_path} "
-                         "(rerun the same command to resume)")
+        for fut, index in futures.items():
+            if fut.done() and not fut.cancelled() and fut.exception() is None and fut.result():
+                if index not in rows:
+                    record(index, fut.result())
+        print(f"sweep: interrupted; {len(rows)} of {len(combos)} points in {csv_path} "
+              "(rerun the same command to resume)", file=sys.stderr)
+        sys.exit(143 if isinstance(e, Terminated) else 130)
     pool.shutdown()
 
     failed = sum(1 for r in rows.values() if wrote_no_summary(r))

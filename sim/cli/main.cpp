@@ -1,8 +1,12 @@
 // The rdmasim command line (docs/cli.md). Exit codes: 0 complete or time
 // limit, 1 internal error, 2 bad input, 3 no progress (stalled), 4 a QP ran
-// out of retries, 5 PFC deadlock.
+// out of retries, 5 PFC deadlock, 6 wall-time limit, 7 an output could not
+// be written, 130 and 143 interrupted by SIGINT and SIGTERM.
+#include <limits.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
@@ -15,6 +19,8 @@
 
 #include "sim/cli/progress.h"
 #include "sim/cpus.h"
+#include "sim/output/output_error.h"
+#include "sim/output/output_folder.h"
 #include "sim/output/summary.h"
 #include "sim/output/trace_writer.h"
 #include "sim/output/version.h"
@@ -33,6 +39,44 @@ namespace {
 
 constexpr int kExitInternal = 1;
 constexpr int kExitBadInput = 2;
+constexpr int kExitOutput = 7;  // an output could not be written (OutputError)
+
+// The process's only mutable globals, because a signal handler can reach
+// nothing else: the first SIGINT or SIGTERM asks the run to stop at its
+// next safe point (RunOptions::stop_signal); a second one removes the
+// temporaries being written and exits at once. Only async-signal-safe
+// calls in the handler: a lock-free atomic, unlink, _exit.
+std::atomic<int> g_stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+char g_temporaries[2][PATH_MAX + 8];
+
+extern "C" void on_stop_signal(int sig) {
+  int none = 0;
+  if (g_stop_signal.compare_exchange_strong(none, sig)) return;
+  for (const char* tmp : g_temporaries) {
+    if (tmp[0] != '\0') unlink(tmp);
+  }
+  _exit(128 + sig);
+}
+
+// SIGTERM always; SIGINT unless it is ignored (as a shell without job
+// control does for `rdmasim run ... &`, so that ^C spares background runs).
+void catch_stop_signals(const std::vector<std::string>& temporaries) {
+  for (size_t i = 0; i < temporaries.size() && i < 2; ++i) {
+    // A path that does not fit is left out (a cut one could name another file).
+    if (temporaries[i].size() < sizeof g_temporaries[i]) {
+      std::memcpy(g_temporaries[i], temporaries[i].c_str(), temporaries[i].size() + 1);
+    }
+  }
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &sa, nullptr);
+  struct sigaction old {};
+  sigaction(SIGINT, nullptr, &old);
+  if (old.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, nullptr);
+}
 
 const char* kUsage =
     "usage: rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] "
@@ -272,21 +316,33 @@ int run(const Args& a) {
   }
   namespace fs = std::filesystem;
   const fs::path dir(sc.output.dir);
+  const fs::path summary_path = dir / "summary.json";
+  const fs::path trace_path = dir / "trace.h5";
+  // From here on a signal stops the run at its next safe point (and the
+  // output folder, created next, shows a test that the handler is in place).
+  catch_stop_signals({temporary_name(summary_path.string()), temporary_name(trace_path.string())});
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
     return bad_input(std::string(a.out.empty() ? "output.dir" : "--out") + ": cannot create \"" +
                      sc.output.dir + "\": " + ec.message() + " (expected a writable folder)");
   }
-  // Outputs of an earlier run must not pass for this run's if it fails.
-  const fs::path summary_path = dir / "summary.json";
-  const fs::path trace_path = dir / "trace.h5";
-  fs::remove(summary_path, ec);
-  fs::remove(trace_path, ec);
+  // Before anything is simulated: the outputs can be written; stale
+  // temporaries of a killed run go; an earlier run's outputs go, so they
+  // cannot pass for this run's if it fails.
+  const std::vector<std::string> stale =
+      prepare_outputs({summary_path.string(), trace_path.string()});
+  if (!stale.empty() && !a.quiet) {
+    std::string names;
+    for (const std::string& f : stale) names += (names.empty() ? "" : ", ") + f;
+    std::fprintf(stderr, "rdmasim: note: removed temporaries an earlier run left unfinished: %s\n",
+                 names.c_str());
+  }
 
   RunOptions ro;
   ro.threads = a.threads;
   ro.force_threads = a.force_threads;
+  ro.stop_signal = &g_stop_signal;
   ProgressLine progress;
   const bool show_progress = !a.quiet && isatty(STDERR_FILENO) != 0;
   if (show_progress) ro.progress = [&](const Progress& p) { progress.update(p); };
@@ -319,6 +375,14 @@ int run(const Args& a) {
     std::cerr << "rdmasim: " << r.qp_errors
               << " QP(s) ran out of retries and entered the error state; their flows failed\n";
   }
+  if (is_partial(r.status)) {
+    std::cerr << "rdmasim: "
+              << (r.status == RunStatus::kInterrupted ? "interrupted" : "wall-time limit") << " at "
+              << to_human(r.sim_time) << " simulated; the outputs are partial\n";
+  }
+  // A signal, even one that came after the run ended, ends the process as
+  // shells report a signal: 128 + its number.
+  if (const int sig = g_stop_signal.load(); sig != 0) return 128 + sig;
   return exit_code(r.status);
 }
 
@@ -426,6 +490,9 @@ int main(int argc, char** argv) {
     return command == "run" ? run(a) : validate(a);
   } catch (const ConfigError& e) {
     return bad_input(e.what());
+  } catch (const OutputError& e) {
+    std::cerr << "rdmasim: error: " << e.what() << "\n";
+    return kExitOutput;
   } catch (const po::error& e) {
     return bad_input(std::string(e.what()) + " (see rdmasim --help)");
   } catch (const std::bad_alloc&) {

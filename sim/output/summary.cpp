@@ -1,17 +1,18 @@
 #include "sim/output/summary.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "sim/hash.h"
+#include "sim/output/output_error.h"
 #include "sim/output/slowdown.h"
 #include "sim/output/version.h"
 
@@ -360,23 +361,37 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
 }
 
 void write_file_atomic(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-    f << content;
-    f.flush();
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error("cannot write " + tmp);
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
+  write_file_atomic(path, content.data(), content.size());
+}
+
+void write_file_atomic(const std::string& path, const void* data, size_t size) {
+  const std::string tmp = temporary_name(path);
+  // Every call that can fail is checked: a full disk (ENOSPC), a file size
+  // limit (EFBIG) or an I/O error shows at write() or only at close().
+  const auto fail = [&](const std::string& what, int err) {
     std::remove(tmp.c_str());
-    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + ec.message());
+    throw OutputError(
+        path, what + ": " + std::strerror(err) + " (nothing was written under " + "this name)");
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    const int err = errno;
+    throw OutputError(path, "cannot create " + tmp + ": " + std::strerror(err));
   }
+  const char* p = static_cast<const char*>(data);
+  for (size_t left = size; left > 0;) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      fail("cannot write " + tmp, err);
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) fail("cannot write " + tmp + " (at close)", errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot rename " + tmp + " to it", errno);
 }
 
 }  // namespace rdmasim

@@ -5,6 +5,7 @@
 // which is the only part allowed to differ between two identical runs.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "sim/scenario/run_result.h"
@@ -18,7 +19,10 @@ std::string summary_json(const Scenario& sc, const RunResult& r);
 std::string human_summary(const Scenario& sc, const RunResult& r);
 
 // Writes `content` to `path` through a temporary file in the same folder and
-// a rename, so `path` is either absent or complete. Throws std::runtime_error.
+// a rename, so `path` is either absent or complete. Every open, write, close
+// and rename is checked; on failure the temporary is removed and OutputError
+// (sim/output/output_error.h) thrown.
 void write_file_atomic(const std::string& path, const std::string& content);
+void write_file_atomic(const std::string& path, const void* data, size_t size);
 
 }  // namespace rdmasim

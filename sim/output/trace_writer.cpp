@@ -3,11 +3,14 @@
 #include <hdf5.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <vector>
 
+#include "sim/output/output_error.h"
+#include "sim/output/summary.h"
 #include "sim/output/trace_tables.h"
 #include "sim/output/version.h"
 
@@ -19,13 +22,22 @@ using namespace trace;  // NOLINT: the row structs
 // Owns one HDF5 identifier and closes it with the matching function.
 class Id {
  public:
-  Id(hid_t id, herr_t (*close)(hid_t), const char* what) : id_(id), close_(close) {
+  Id(hid_t id, herr_t (*closer)(hid_t), const char* what) : id_(id), close_(closer) {
     if (id_ < 0) throw std::runtime_error(std::string("HDF5: cannot create ") + what);
   }
   Id(const Id&) = delete;
   Id& operator=(const Id&) = delete;
-  ~Id() { close_(id_); }
+  ~Id() {
+    if (id_ >= 0) close_(id_);  // on the way out of an error: the first error is reported
+  }
   operator hid_t() const { return id_; }  // NOLINT: used like the raw id
+  // Closes it now, checked (a file's close is where HDF5 writes what it
+  // still holds).
+  void close(const char* what) {
+    const hid_t id = id_;
+    id_ = -1;
+    if (close_(id) < 0) throw std::runtime_error(std::string("HDF5: cannot close ") + what);
+  }
 
  private:
   hid_t id_;
@@ -118,6 +130,40 @@ std::vector<Row> zeroed(size_t n) {
   return rows;
 }
 
+// The core driver's buffer, allocated through these callbacks so that at
+// the file's close it is kept (not freed) for write_trace to write out.
+struct CoreImage {
+  void* kept = nullptr;
+  CoreImage() = default;
+  CoreImage(const CoreImage&) = delete;
+  CoreImage& operator=(const CoreImage&) = delete;
+  ~CoreImage() { std::free(kept); }
+
+  static H5FD_file_image_callbacks_t callbacks(CoreImage* self) {
+    H5FD_file_image_callbacks_t c{};
+    c.image_malloc = [](size_t size, H5FD_file_image_op_t, void*) { return std::malloc(size); };
+    c.image_memcpy = [](void* dest, const void* src, size_t size, H5FD_file_image_op_t, void*) {
+      return std::memcpy(dest, src, size);
+    };
+    c.image_realloc = [](void* ptr, size_t size, H5FD_file_image_op_t, void*) {
+      return std::realloc(ptr, size);
+    };
+    c.image_free = [](void* ptr, H5FD_file_image_op_t op, void* udata) -> herr_t {
+      auto* image = static_cast<CoreImage*>(udata);
+      if (op == H5FD_FILE_IMAGE_OP_FILE_CLOSE && image->kept == nullptr) {
+        image->kept = ptr;
+      } else {
+        std::free(ptr);
+      }
+      return 0;
+    };
+    c.udata_copy = [](void* udata) { return udata; };  // one CoreImage for every copy
+    c.udata_free = [](void*) -> herr_t { return 0; };
+    c.udata = self;
+    return c;
+  }
+};
+
 constexpr int64_t kTraceFormatVersion = 1;
 
 void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
@@ -133,6 +179,9 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   string_attribute(file, "scenario_name", sc.name);
   string_attribute(file, "scenario_hash", sc.hash);
   string_attribute(file, "status", to_string(r.status));
+  // Only on a run cut short from outside (a signal, stop.wall_time), so a
+  // whole run's file is what it always was.
+  if (is_partial(r.status)) int_attribute(file, "partial", 1);
   int_attribute(file, "seed", static_cast<int64_t>(sc.seed));
   int_attribute(file, "sim_time_ps", r.sim_time.in_ps());
   int_attribute(file, "window_start_ps", r.window.start.in_ps());
@@ -336,19 +385,35 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
 
 void write_trace(const std::string& path, const Scenario& sc, const RunResult& r) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions, not stderr dumps
-  const std::string tmp = path + ".tmp";
+  // The file is built in memory (HDF5's core driver, no backing store) and
+  // written by write_file_atomic, whose every write is checked: HDF5 itself
+  // never meets the disk, so a full disk cannot leave a file id whose close
+  // failed (it stays open, and HDF5's exit handler then crashes in
+  // H5F__close_cb), and every id is closed whatever fails. The driver's
+  // buffer is kept at close (CoreImage) and written from, not copied.
+  CoreImage image;
+  size_t size = 0;
   try {
-    {
-      Id fcpl(untimed(H5P_FILE_CREATE), H5Pclose, "file creation properties");
-      Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
-      Id file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, fcpl, fapl), H5Fclose, tmp.c_str());
-      write_file(file, sc, r);
-    }
-    std::filesystem::rename(tmp, path);
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
+    Id fcpl(untimed(H5P_FILE_CREATE), H5Pclose, "file creation properties");
+    Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
+    check(H5Pset_fapl_core(fapl, size_t{1} << 20, 0), "core driver");
+    H5FD_file_image_callbacks_t callbacks = CoreImage::callbacks(&image);
+    check(H5Pset_file_image_callbacks(fapl, &callbacks), "file image callbacks");
+    // Closing the file closes whatever is still open in it.
+    check(H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG), "close degree");
+    Id file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, fapl), H5Fclose, path.c_str());
+    write_file(file, sc, r);
+    check(H5Fflush(file, H5F_SCOPE_GLOBAL), "the file (flush)");
+    // The file's length (its end of allocation), as H5Fget_file_image gives it.
+    const ssize_t n = H5Fget_file_image(file, nullptr, 0);
+    if (n < 0) throw std::runtime_error("HDF5: cannot read the file's size");
+    size = static_cast<size_t>(n);
+    file.close("the file");
+  } catch (const std::runtime_error& e) {
+    throw OutputError(path, e.what());
   }
+  if (image.kept == nullptr) throw OutputError(path, "HDF5: the file image was not kept");
+  write_file_atomic(path, image.kept, size);
 }
 
 }  // namespace rdmasim

@@ -24,10 +24,20 @@ enum class RunStatus : uint8_t {
   kStalled,    // nothing left to do, but traffic is incomplete: no progress
   kQpError,    // a QP exhausted its retries: its flows failed (docs/nic.md)
   kDeadlock,   // a PFC deadlock: a cycle of paused queues that stopped sending
+  // Ended early by the environment, not by the scenario: what was gathered
+  // up to the stop, exempt from the determinism promise (docs/reliability.md,
+  // "Signals and limits").
+  kInterrupted,    // SIGINT or SIGTERM (RunOptions::stop_signal)
+  kWallTimeLimit,  // stop.wall_time reached first
 };
 const char* to_string(RunStatus s);
-// Process exit code for a status (docs/scenario.md, "Exit codes").
+// Process exit code for a status (docs/scenario.md, "Exit codes");
+// kInterrupted gives SIGINT's 130 (the CLI gives 128 + the signal).
 int exit_code(RunStatus s);
+// The run was cut short from outside: its outputs are marked partial.
+inline bool is_partial(RunStatus s) {
+  return s == RunStatus::kInterrupted || s == RunStatus::kWallTimeLimit;
+}
 
 struct FlowResult {
   uint32_t id = 0;

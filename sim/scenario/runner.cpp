@@ -39,6 +39,10 @@ const char* to_string(RunStatus s) {
       return "qp_error";
     case RunStatus::kDeadlock:
       return "deadlock";
+    case RunStatus::kInterrupted:
+      return "interrupted";
+    case RunStatus::kWallTimeLimit:
+      return "wall_time_limit";
   }
   return "?";
 }
@@ -46,6 +50,8 @@ const char* to_string(RunStatus s) {
 int exit_code(RunStatus s) {
   if (s == RunStatus::kStalled) return 3;
   if (s == RunStatus::kDeadlock) return 5;
+  if (s == RunStatus::kWallTimeLimit) return 6;
+  if (s == RunStatus::kInterrupted) return 130;
   return s == RunStatus::kQpError ? 4 : 0;
 }
 
@@ -287,10 +293,15 @@ std::vector<uint32_t> Recorders::take_path(uint32_t i, const Fabric& fabric,
   return std::move(path);
 }
 
-RunStatus status_of(const Recorders& rec, const Workloads& workloads, RunEnd end) {
+// Why the progress hook stopped the run, if it did.
+enum class HookStop : uint8_t { kNone, kEvents, kSignal, kWallTime };
+
+RunStatus status_of(const Recorders& rec, const Workloads& workloads, RunEnd end, HookStop why) {
   if (rec.deadlock() != nullptr && rec.deadlock()->detected()) return RunStatus::kDeadlock;
   if (workloads.failed() > 0) return RunStatus::kQpError;
   if (workloads.finished()) return RunStatus::kComplete;
+  if (end == RunEnd::kStopped && why == HookStop::kSignal) return RunStatus::kInterrupted;
+  if (end == RunEnd::kStopped && why == HookStop::kWallTime) return RunStatus::kWallTimeLimit;
   return end == RunEnd::kTimeLimit ? RunStatus::kTimeLimit : RunStatus::kStalled;
 }
 
@@ -460,20 +471,44 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   // Recorders.
   Recorders recorders(sc, threads);
   recorders.attach(sim, fabric, *workloads.flows);
-  if (options.progress || options.max_events > 0) {
+  // The progress hook is also where the run polls its stops from outside
+  // (a signal, the wall-clock limit, the fuzz target's event budget): every
+  // 4096 events, between phases in a partitioned run; the progress callback
+  // itself every 65536.
+  HookStop hook_stop = HookStop::kNone;
+  const bool wall_limited = !sc.stop.wall_time.is_infinite();
+  const auto wall_deadline =
+      wall_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                       std::chrono::duration<double>(sc.stop.wall_time.in_seconds()));
+  if (options.progress || options.max_events > 0 || options.stop_signal != nullptr ||
+      wall_limited) {
     const int64_t total = workloads.bytes_total();
+    constexpr uint64_t kPollEvery = 4096;
+    constexpr uint64_t kProgressEvery = 1 << 16;
+    uint64_t next_progress = kProgressEvery;
     sim.set_progress_hook(
         [&, total](const Simulation& s) {
           if (options.max_events > 0 && s.events_dispatched() >= options.max_events) {
+            hook_stop = HookStop::kEvents;
             sim.request_stop();
           }
-          if (!options.progress) return;
+          if (options.stop_signal != nullptr &&
+              options.stop_signal->load(std::memory_order_relaxed) != 0) {
+            hook_stop = HookStop::kSignal;
+            sim.request_stop();
+          }
+          if (wall_limited && std::chrono::steady_clock::now() >= wall_deadline) {
+            hook_stop = HookStop::kWallTime;
+            sim.request_stop();
+          }
+          if (!options.progress || s.events_dispatched() < next_progress) return;
+          next_progress = s.events_dispatched() + kProgressEvery;
           const int64_t delivered = workloads.bytes_delivered();
           Progress p{s.now(), sc.stop.time, s.events_dispatched(),
                      total > 0 ? static_cast<double>(delivered) / static_cast<double>(total) : 0.0};
           options.progress(p);
         },
-        options.max_events > 0 ? 4096 : 1 << 16);
+        kPollEvery);
   }
 
   if (options.on_built) options.on_built(sim, fabric.switches);
@@ -485,7 +520,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
 
   // Collection.
   RunResult r;
-  r.status = status_of(recorders, workloads, end);
+  r.status = status_of(recorders, workloads, end, hook_stop);
   if (r.status == RunStatus::kDeadlock) {
     r.deadlock.detected = true;
     r.deadlock.at = recorders.deadlock()->detected_at();

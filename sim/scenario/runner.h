@@ -6,6 +6,7 @@
 // collection. The run's status and progress come from the workloads.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <vector>
 
@@ -47,6 +48,10 @@ struct RunOptions {
   // dispatched, checked every 4096 events; 0: no limit. For the fuzz target
   // that runs mutated scenarios (test/fuzz/), where a run must stay short.
   uint64_t max_events = 0;
+  // Read every 4096 events (between phases in a partitioned run): once it
+  // is non-zero (a signal handler sets it to the signal's number) the run
+  // stops at that point with status interrupted. Null: never.
+  const std::atomic<int>* stop_signal = nullptr;
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});

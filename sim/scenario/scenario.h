@@ -71,6 +71,8 @@ struct FaultSpec {
 
 struct StopConfig {
   Time time = Time::infinite();
+  // Wall-clock time, held as a Time (the run's real seconds, not simulated).
+  Time wall_time = Time::infinite();
 };
 
 struct Scenario {

@@ -190,6 +190,12 @@ const Fields<StopConfig>& stop_params() {
     f.time("time", &StopConfig::time, Time::ps(1))
         .optional("when every flow has completed")
         .doc("stop when simulated time reaches this, even if traffic is still running");
+    f.time("wall_time", &StopConfig::wall_time, Time::ps(1))
+        .optional("no limit")
+        .doc(
+            "stop when the run has taken this much real (wall-clock) time, building "
+            "included: status wall_time_limit, exit code 6, outputs marked partial and not "
+            "deterministic (docs/reliability.md)");
     return f;
   }();
   return t;

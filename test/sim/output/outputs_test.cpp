@@ -2,14 +2,18 @@
 
 #include <hdf5.h>
 
+#include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "sim/output/output_error.h"
 #include "sim/output/summary.h"
 #include "sim/output/trace_writer.h"
+#include "sim/scenario/runner.h"
 #include "test/support/run_helpers.h"
 
 using namespace rdmasim;
@@ -157,4 +161,72 @@ TEST_CASE("link samples end at each direction's totals", "[quick][trace]") {
     CHECK(last[i].frames == l.frames);
     CHECK(last[i].time == r.result.sim_time);
   }
+}
+
+TEST_CASE("an output that cannot be written throws OutputError and leaves nothing",
+          "[quick][trace]") {
+  const fs::path d = fresh_dir("unwritable");
+  const Ran r = run_text(kContended);
+  // A folder where the file would go: its temporary can be written, the
+  // rename cannot; under a folder that does not exist, nothing can.
+  fs::create_directories(d / "summary.json" / "inside");
+  CHECK_THROWS_AS(write_file_atomic((d / "summary.json").string(), "{}"), OutputError);
+  CHECK_FALSE(fs::exists(d / "summary.json.tmp"));
+  CHECK(fs::is_directory(d / "summary.json" / "inside"));
+  const std::string missing = (d / "missing" / "trace.h5").string();
+  try {
+    write_trace(missing, r.scenario, r.result);
+    FAIL("no OutputError");
+  } catch (const OutputError& e) {
+    CHECK(std::string(e.what()).rfind(missing + ": cannot create " + missing + ".tmp: ", 0) == 0);
+  }
+  fs::create_directories(d / "trace.h5");
+  CHECK_THROWS_AS(write_trace((d / "trace.h5").string(), r.scenario, r.result), OutputError);
+  CHECK_FALSE(fs::exists(d / "trace.h5.tmp"));
+  // HDF5 holds no identifier after the failures: a trace written next is whole.
+  CHECK(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL) == 0);
+  write_trace((d / "ok.h5").string(), r.scenario, r.result);
+  CHECK(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL) == 0);
+  const hid_t f = H5Fopen((d / "ok.h5").string().c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  CHECK(H5Aexists(f, "partial") == 0);
+  H5Fclose(f);
+}
+
+TEST_CASE("a stop signal ends the run at its next poll, interrupted, on 1 and 2 threads",
+          "[quick][trace]") {
+  // A flow of 1 GB at 100 Gb/s takes 80 ms, far more than 4096 events: the
+  // flag set before the run is seen at the first poll, the flow is cut short.
+  const char* kLong = R"({
+    "name": "interrupted", "seed": 1,
+    "fabric": {"link": {"rate": "100Gbps", "delay": "1us"}},
+    "topology": {"kind": "star", "hosts": 2},
+    "traffic": [{"kind": "flow", "src": "h0", "dst": "h1", "size": "1GB"}]
+  })";
+  const Scenario sc = load_scenario_text(kLong, "test");
+  for (uint32_t threads : {1u, 2u}) {
+    std::atomic<int> flag{SIGINT};
+    RunOptions o;
+    o.threads = threads;
+    o.stop_signal = &flag;
+    const RunResult r = run_scenario(sc, o);
+    CHECK(r.status == RunStatus::kInterrupted);
+    CHECK(is_partial(r.status));
+    CHECK(exit_code(r.status) == 130);
+    CHECK_FALSE(r.flows[0].done);
+    CHECK(r.sim_time < Time::ms(80));
+    CHECK(std::string(to_string(r.status)) == "interrupted");
+    const fs::path d = fresh_dir("interrupted_" + std::to_string(threads));
+    write_trace((d / "trace.h5").string(), sc, r);
+    const hid_t f = H5Fopen((d / "trace.h5").string().c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    CHECK(H5Aexists(f, "partial") > 0);
+    H5Fclose(f);
+    CHECK(nlohmann::json::parse(summary_json(sc, r))["status"] == "interrupted");
+  }
+  // Unset, the run goes to its end.
+  std::atomic<int> unset{0};
+  RunOptions o;
+  o.stop_signal = &unset;
+  CHECK(run_scenario(sc, o).status == RunStatus::kComplete);
 }
