@@ -222,3 +222,26 @@ TEST_CASE("a workload sharing NICs with a collective: each gets only its own com
     }
   }
 }
+
+TEST_CASE("small ring AllReduce: 2(n-1) steps of t_step one after another (V12)",
+          "[quick][scenario][collective]") {
+  // CASES.md V12: at a tiny size the ring runs its 2(n-1) steps one after
+  // another, t within 10 % of 2(n-1) t_step. One float per rank (4n bytes).
+  // The model adds one step at the start (the receivers' first FIFO writes,
+  // 64 bytes, before any data may go): about 1/(2(n-1)) above, 3 % at n = 16.
+  for (const uint32_t n : {16u, 32u}) {
+    INFO("n = " << n);
+    const Time t_step = measure_t_step(n, "1us");
+    const Ran ran = run_text(star(
+        n, "1us",
+        R"({"kind": "collective", "op": "all_reduce", "size": )" + std::to_string(4 * n) + "}"));
+    REQUIRE(ran.result.status == RunStatus::kComplete);
+    const double t = ran.result.collectives.at(0).iters.at(0).time_us * 1e-6;
+    const double expected = 2.0 * (n - 1) * t_step.in_seconds();
+    INFO("t = " << t * 1e6 << " us, 2(n-1) t_step = " << expected * 1e6 << " us");
+    CHECK(t == Approx(expected).epsilon(0.10));
+    // And the model's own count, 2(n-1) + 1 steps, within 1 % (a FIFO
+    // write is 64 bytes, not 8: a few ns more than t_step).
+    CHECK(t == Approx((2.0 * (n - 1) + 1) * t_step.in_seconds()).epsilon(0.01));
+  }
+}
