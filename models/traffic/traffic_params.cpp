@@ -1,6 +1,7 @@
 #include "models/traffic/traffic_params.h"
 
 #include "models/cc/cc_algorithm.h"
+#include "models/collective/collective_spec.h"
 #include "models/nic/work_request.h"
 #include "models/traffic/flow_size_cdf.h"
 #include "models/traffic/patterns.h"
@@ -187,6 +188,83 @@ const ParamTable& background_params() {
   return t;
 }
 
+// A collective (docs/collectives.md): its own workload, not flows.
+const ParamTable& collective_params() {
+  static const ParamTable t = [] {
+    ParamTable f("traffic.collective", "a collective operation over ranks, as NCCL runs it");
+    f.add_choice("op",
+                 std::vector<std::pair<std::string, CollectiveOp>>{
+                     {"all_reduce", CollectiveOp::kAllReduce},
+                     {"all_gather", CollectiveOp::kAllGather},
+                     {"reduce_scatter", CollectiveOp::kReduceScatter}})
+        .required()
+        .doc("the operation, as nccl-tests names it (all_reduce_perf, ...)")
+        .source("nccl-tests");
+    f.add("size", ParamKind::kBytes)
+        .min(Bytes(1))
+        .doc(
+            "bytes as nccl-tests reports them: the whole buffer (all_reduce), the gathered output "
+            "(all_gather) or the input (reduce_scatter); each rank owns size / n. A multiple of "
+            "4 x n x channels (float32 elements, split evenly over ranks and channels)")
+        .source("nccl-tests");
+    f.add_choice("algorithm",
+                 std::vector<std::pair<std::string, CollectiveAlgorithm>>{
+                     {"ring", CollectiveAlgorithm::kRing}})
+        .def(static_cast<int64_t>(CollectiveAlgorithm::kRing))
+        .doc("ring: one ring over the ranks in their order, per channel (NCCL_ALGO=Ring)")
+        .source("NCCL");
+    f.add("ranks", ParamKind::kCustom)
+        .takes("host list", R"({"anyOf": [{"const": "all"}, {"type": "array", "items": )" +
+                                std::string(kHostSchema) + "}]}")
+        .def(std::string("all"))
+        .doc(
+            "the ranks in ring order: \"all\" (every host in host-index order, except a "
+            "rail_optimized fabric's `ufm`), or a list of at least 2 distinct host names or "
+            "indices; rank r runs on that host (one GPU per host)");
+    f.add("channels", ParamKind::kInt)
+        .range(1, 32)
+        .def(int64_t{1})
+        .doc("rings side by side, each carrying size / channels on QPs of its own (NCCL channels)")
+        .source("NCCL: NCCL_MIN_NCHANNELS, MAXCHANNELS 32");
+    f.add("iterations", ParamKind::kInt)
+        .range(1, 1'000'000)
+        .def(int64_t{1})
+        .doc("times the collective runs, one after another on every rank");
+    f.add("gap", ParamKind::kTime)
+        .def(Time::zero())
+        .doc("each rank's compute time between the end of its iteration and the start of its next");
+    f.add("start", ParamKind::kTime)
+        .def(Time::zero())
+        .doc("when every rank starts its first iteration");
+    f.add("reduce_rate", ParamKind::kRate)
+        .optional("free")
+        .doc(
+            "speed of the reduction at one rank, per channel, as a rate of input data: an element "
+            "of b bytes to reduce is usable 8 b / reduce_rate after it arrived (or after the "
+            "reduction before it, one after another per channel)");
+    f.add("nccl_buffsize", ParamKind::kBytes)
+        .min(Bytes(8))
+        .def(Bytes(kNcclBuffsize))
+        .doc("each connection's receive buffer, cut into nccl_steps slots (NCCL_BUFFSIZE)")
+        .source("NCCL: NCCL_BUFFSIZE, default 4 MiB");
+    f.add("nccl_steps", ParamKind::kInt)
+        .range(2, 1024)
+        .def(int64_t{kNcclSteps})
+        .doc(
+            "slots per connection buffer: elements of at most nccl_buffsize / nccl_steps bytes in "
+            "flight (NCCL_STEPS)")
+        .source("NCCL: NCCL_STEPS = 8 (src/include/device.h)");
+    f.add("name", ParamKind::kString)
+        .computed("\"collective[i]\"")
+        .doc("the collective's name in the outputs (`i` is the item's position in `traffic`)");
+    f.add_object("cc", cc_item_params())
+        .optional("fabric.cc")
+        .doc("congestion control of the collective's QPs, read over fabric.cc's");
+    return f;
+  }();
+  return t;
+}
+
 }  // namespace
 
 const ParamTable& traffic_params() {
@@ -201,6 +279,8 @@ const ParamTable& traffic_params() {
                   "every host sends to every other, in rounds");
     f.add_variant("background", TrafficKind::kBackground, background_params(),
                   "Poisson arrivals per host at a target load, sizes from a flow-size CDF");
+    f.add_variant("collective", TrafficKind::kCollective, collective_params(),
+                  "AllReduce, AllGather or ReduceScatter over ranks, as NCCL runs it");
     return f;
   }();
   return t;

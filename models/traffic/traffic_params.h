@@ -8,7 +8,14 @@
 
 namespace rdmasim {
 
-enum class TrafficKind : uint8_t { kFlow, kIncast, kPermutation, kAllToAll, kBackground };
+enum class TrafficKind : uint8_t {
+  kFlow,
+  kIncast,
+  kPermutation,
+  kAllToAll,
+  kBackground,
+  kCollective
+};
 
 const ParamTable& traffic_params();
 

@@ -395,7 +395,11 @@ int validate(const Args& a) {
   size_t switches = sc.topology.nodes().size() - sc.topology.num_hosts();
   std::cout << a.file << ": ok: \"" << sc.name << "\", " << sc.topology.num_hosts() << " hosts, "
             << switches << " switches, " << sc.topology.links().size() << " links, "
-            << sc.flows.size() << " flows; scenario hash " << sc.hash << "\n";
+            << sc.flows.size() << " flows"
+            << (sc.collectives.empty()
+                    ? std::string()
+                    : ", " + std::to_string(sc.collectives.size()) + " collective(s)")
+            << "; scenario hash " << sc.hash << "\n";
   if (a.estimate) std::cout << format_estimate(estimate, limit);
   return 0;
 }

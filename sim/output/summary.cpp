@@ -274,6 +274,41 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
     per_flow.push_back(std::move(e));
   }
   j["per_flow"] = std::move(per_flow);
+  // Only when there are collectives, so that flow-only summaries keep their keys.
+  if (!r.collectives.empty()) {
+    json colls = json::array();
+    for (const CollectiveResult& c : r.collectives) {
+      json iters = json::array();
+      for (const CollectiveResult::Iteration& it : c.iters) {
+        json e = {{"start_ps", it.start.is_infinite() ? -1 : it.start.in_ps()}, {"done", it.done}};
+        if (it.done) {
+          e["end_ps"] = it.end.in_ps();
+          e["time_us"] = it.time_us;
+          e["algbw_gbps"] = it.algbw_gbps;
+          e["busbw_gbps"] = it.busbw_gbps;
+        }
+        iters.push_back(std::move(e));
+      }
+      json e = {{"name", c.name},
+                {"item", c.item},
+                {"op", c.op},
+                {"algorithm", c.algorithm},
+                {"ranks", c.ranks},
+                {"channels", c.channels},
+                {"steps", c.steps},
+                {"size_bytes", c.bytes},
+                {"iterations", c.iterations},
+                {"completed", c.completed},
+                {"per_iteration", std::move(iters)}};
+      if (c.completed > 0) {
+        e["time_us"] = c.time_us;
+        e["algbw_gbps"] = c.algbw_gbps;
+        e["busbw_gbps"] = c.busbw_gbps;
+      }
+      colls.push_back(std::move(e));
+    }
+    j["collectives"] = std::move(colls);
+  }
   if (r.deadlock.detected) {
     json cycle = json::array();
     for (const DeadlockQueue& q : r.deadlock.cycle) {
@@ -347,6 +382,16 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
     out += fmt::format("; slowdown p50 {:.3g}, p99 {:.3g}", slow.p50, slow.p99);
   }
   out += "\n";
+  for (const CollectiveResult& c : r.collectives) {
+    out += fmt::format("  {}: {} {} of {} on {} ranks, {} channel(s): {} of {} iterations", c.name,
+                       c.algorithm, c.op, to_string(Bytes(c.bytes)), c.ranks, c.channels,
+                       c.completed, c.iterations);
+    if (c.completed > 0) {
+      out += fmt::format("; time {:.2f} us, algbw {:.2f} GB/s, busbw {:.2f} GB/s", c.time_us,
+                         c.algbw_gbps, c.busbw_gbps);
+    }
+    out += "\n";
+  }
   out += fmt::format("  drops: {}; PFC frames: {}; ECN marks: {}; peak switch buffer {:.1f} KB",
                      r.total_drops(), r.pfc_frames_sent, r.ecn_marked, r.switch_buffer_peak / 1e3);
   if (r.cc.cnps_sent + r.cc.cnps_received > 0) {

@@ -148,6 +148,16 @@ RDMASIM_TABLE(PathRow, "flow_paths",              //
               RDMASIM_COLUMN(PathRow, hop, ""),   //
               RDMASIM_COLUMN(PathRow, row, ""))
 
+RDMASIM_TABLE(CollectiveStepRow, "collective_steps",               //
+              RDMASIM_COLUMN(CollectiveStepRow, item, ""),         //
+              RDMASIM_COLUMN(CollectiveStepRow, iteration, ""),    //
+              RDMASIM_COLUMN(CollectiveStepRow, rank, ""),         //
+              RDMASIM_COLUMN(CollectiveStepRow, step, ""),         //
+              RDMASIM_COLUMN(CollectiveStepRow, node, "node id"),  //
+              RDMASIM_COLUMN(CollectiveStepRow, start, "ps"),      //
+              RDMASIM_COLUMN(CollectiveStepRow, end, "ps"),        //
+              RDMASIM_COLUMN(CollectiveStepRow, bytes, "bytes"))
+
 RDMASIM_TABLE(DeadlockRow, "deadlock",                       //
               RDMASIM_COLUMN(DeadlockRow, node, "node id"),  //
               RDMASIM_COLUMN(DeadlockRow, port, ""),         //
@@ -157,9 +167,9 @@ RDMASIM_TABLE(DeadlockRow, "deadlock",                       //
 
 const std::vector<const TraceTable*>& all_tables() {
   static const std::vector<const TraceTable*> t = {
-      &NodeRow::table(), &FlowRow::table(),  &LinkRow::table(),       &PfcRow::table(),
-      &DropRow::table(), &QueueRow::table(), &LinkSampleRow::table(), &QueueTotalsRow::table(),
-      &CcRow::table(),   &PathRow::table(),  &DeadlockRow::table(),
+      &NodeRow::table(), &FlowRow::table(),  &LinkRow::table(),           &PfcRow::table(),
+      &DropRow::table(), &QueueRow::table(), &LinkSampleRow::table(),     &QueueTotalsRow::table(),
+      &CcRow::table(),   &PathRow::table(),  &CollectiveStepRow::table(), &DeadlockRow::table(),
   };
   return t;
 }

@@ -123,6 +123,16 @@ struct PathRow {
   static const TraceTable& table();
 };
 
+struct CollectiveStepRow {
+  uint32_t item;  // the traffic[item] of the collective
+  uint32_t iteration, rank, step;
+  uint32_t node;  // the rank's host: its node id
+  int64_t start;  // ps: its first post of an element of the step; -1 if none
+  int64_t end;    // ps: arrival of the last element of the step it receives; -1 if not yet
+  int64_t bytes;  // payload it received in the step
+  static const TraceTable& table();
+};
+
 struct DeadlockRow {
   uint32_t node, port;
   uint8_t priority;

@@ -369,6 +369,25 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     write_table(file, rows, str, dcpl);
   }
 
+  if (!r.collectives.empty()) {
+    std::vector<CollectiveStepRow> rows;
+    for (const CollectiveResult& c : r.collectives) {
+      for (const CollectiveResult::Step& st : c.step_rows) {
+        CollectiveStepRow row{};
+        row.item = c.item;
+        row.iteration = st.iter;
+        row.rank = st.rank;
+        row.step = st.step;
+        row.node = topo.hosts()[st.host];
+        row.start = st.start.is_infinite() ? -1 : st.start.in_ps();
+        row.end = st.end.is_infinite() ? -1 : st.end.in_ps();
+        row.bytes = st.bytes;
+        rows.push_back(row);
+      }
+    }
+    write_table(file, rows, str, dcpl);
+  }
+
   if (r.deadlock.detected) {
     auto rows = zeroed<DeadlockRow>(r.deadlock.cycle.size());
     for (size_t i = 0; i < rows.size(); ++i) {

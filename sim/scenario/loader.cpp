@@ -117,7 +117,7 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
   {
     std::vector<JsonReader> items = top.objects("traffic");
     sc.traffic_items = static_cast<uint32_t>(items.size());
-    read_traffic(std::move(items), sc.topology, sc.seed, sc.fabric.cc, sc.flows);
+    read_traffic(std::move(items), sc.topology, sc.seed, sc.fabric.cc, sc.flows, sc.collectives);
   }
   read_faults(top.objects("faults"), sc.topology, sc.faults);
 

@@ -18,11 +18,12 @@ LinkSpec read_link_object(JsonReader r, const LinkSpec& def);
 void read_fabric(JsonReader r, FabricConfig& f);
 void read_nic(JsonReader r, NicConfig& nic);
 
-// Reads `traffic` into flows (traffic_loader.cpp). Random patterns draw from
+// Reads `traffic` into flows and collectives (traffic_loader.cpp). Random patterns draw from
 // streams keyed by `seed` and the item's position. Flows get `fabric_cc`
 // unless their item has a `cc` of its own.
 void read_traffic(std::vector<JsonReader> items, const Topology& t, uint64_t seed,
-                  const std::shared_ptr<const CcConfig>& fabric_cc, std::vector<FlowSpec>& flows);
+                  const std::shared_ptr<const CcConfig>& fabric_cc, std::vector<FlowSpec>& flows,
+                  std::vector<CollectiveSpec>& collectives);
 
 // Reads `fabric.cc` or `traffic[i].cc` (cc_loader.cpp): null for "none". An
 // item's setting starts from `inherit` (the fabric's) when it names the same

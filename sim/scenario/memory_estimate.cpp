@@ -107,6 +107,31 @@ MemoryEstimate estimate_memory(const Scenario& sc, int64_t loaded_bytes) {
   const uint64_t flows = sc.flows.size();
   e.parts.push_back(
       {"flows", static_cast<int64_t>(flows) * kPerFlow, times(flows, kPerFlow, "flows")});
+  // Collectives: a QP pair per connection (ring: n x channels), and per
+  // element of the plan its record and time; per iteration, rank and step
+  // a record, kept and reported (models/collective/collective.h).
+  int64_t coll_bytes = 0;
+  uint64_t coll_elems = 0, coll_steps = 0;
+  for (const CollectiveSpec& c : sc.collectives) {
+    const uint64_t n = c.ranks.size();
+    const uint64_t conns = n * c.channels;
+    pairs += conns;
+    if (c.cc) cc_pairs += conns;
+    const uint64_t steps = c.op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
+    const int64_t chunk = c.bytes / static_cast<int64_t>(n * c.channels);
+    const auto slots = static_cast<uint64_t>((chunk + c.slot_bytes() - 1) / c.slot_bytes());
+    coll_elems += conns * steps * slots;
+    coll_steps += uint64_t{c.iterations} * n * steps;
+  }
+  constexpr int64_t kPerElement = 48;   // PlanElement and its ready time
+  constexpr int64_t kPerStepRow = 100;  // the engine's record, the result's row and the trace's
+  coll_bytes = static_cast<int64_t>(coll_elems) * kPerElement +
+               static_cast<int64_t>(coll_steps) * kPerStepRow;
+  if (!sc.collectives.empty()) {
+    e.parts.push_back({"collectives", coll_bytes,
+                       times(coll_elems, kPerElement, "plan elements") + " + " +
+                           times(coll_steps, kPerStepRow, "step records")});
+  }
   e.parts.push_back({"QPs", static_cast<int64_t>(pairs * kPerQpPair + cc_pairs * kPerCcQpPair),
                      times(pairs, kPerQpPair, "QP pairs") +
                          (cc_pairs ? " + " + times(cc_pairs, kPerCcQpPair, "with CC") : "")});
@@ -142,6 +167,16 @@ MemoryEstimate estimate_memory(const Scenario& sc, int64_t loaded_bytes) {
   for (const auto& [t, b] : steps) {
     active += b;
     sendable = std::max(sendable, active);
+  }
+  // A collective's connections each have at most NCCL_STEPS slots in
+  // flight, all at once from its start, beside the flows' peak.
+  for (const CollectiveSpec& c : sc.collectives) {
+    const uint64_t n = c.ranks.size();
+    const int64_t chunk = c.bytes / static_cast<int64_t>(n * c.channels);
+    const int64_t per_conn = std::min<int64_t>(
+        chunk * (c.op == CollectiveOp::kAllReduce ? 2 : 1) * static_cast<int64_t>(n - 1),
+        c.buffsize);
+    sendable += static_cast<__int128>(per_conn) * static_cast<__int128>(n * c.channels);
   }
   __int128 holdable = 0;
   for (uint32_t id = 0; id < topo.nodes().size(); ++id) {

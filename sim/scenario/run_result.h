@@ -77,6 +77,37 @@ struct FlowResult {
   }
 };
 
+// One collective (a `traffic` item of kind "collective"), as nccl-tests
+// reports it (docs/collectives.md): per iteration, time t from the first
+// rank's start to the last rank's end, algbw = size / t and busbw = algbw x
+// 2(n-1)/n (all_reduce) or (n-1)/n (all_gather, reduce_scatter).
+struct CollectiveResult {
+  std::string name;
+  std::string op, algorithm;
+  uint32_t item = 0;
+  uint32_t ranks = 0, channels = 0, steps = 0;
+  int64_t bytes = 0;  // nccl-tests' size
+  uint32_t iterations = 0;
+  uint32_t completed = 0;  // iterations every rank finished
+  struct Iteration {
+    Time start, end;  // end: Time::infinite() if not finished
+    bool done = false;
+    double time_us = 0, algbw_gbps = 0, busbw_gbps = 0;  // GB/s = 1e9 bytes/s, as nccl-tests
+  };
+  std::vector<Iteration> iters;
+  // Over the completed iterations: mean time, and algbw and busbw of that
+  // mean (nccl-tests: the average time of its timed iterations).
+  double time_us = 0, algbw_gbps = 0, busbw_gbps = 0;
+  // Per iteration, rank and step (docs/trace.md /collective_steps).
+  struct Step {
+    uint32_t iter, rank, step, host;
+    Time start, end;  // infinite: not reached
+    int64_t bytes;
+  };
+  std::vector<Step> step_rows;
+  std::vector<int64_t> rank_bytes_received;  // over all iterations
+};
+
 struct LinkResult {
   uint32_t link = 0;          // topology link index
   uint32_t from = 0, to = 0;  // node ids
@@ -185,6 +216,7 @@ struct RunResult {
   int64_t switch_buffer_peak = 0;          // the most any one switch held at once
   int64_t switch_buffer_size = 0;
   std::vector<FlowResult> flows;
+  std::vector<CollectiveResult> collectives;
   std::vector<LinkResult> links;  // one per direction, in topology link order (a->b, b->a)
   // Recorded as configured in `output` (docs/trace.md).
   std::vector<PfcEvent> pfc_events;

@@ -452,6 +452,56 @@ void collect_flows(RunResult& r, const Scenario& sc, const Fabric& fabric,
 
 }  // namespace
 
+void collect_collectives(RunResult& r, const Workloads& workloads) {
+  for (const Collective* c : workloads.collectives) {
+    const CollectiveSpec& s = c->spec();
+    CollectiveResult cr;
+    cr.name = s.name;
+    cr.op = to_string(s.op);
+    cr.algorithm = to_string(s.algorithm);
+    cr.item = s.item;
+    cr.ranks = c->ranks();
+    cr.channels = s.channels;
+    cr.steps = c->plan().steps;
+    cr.bytes = s.bytes;
+    cr.iterations = s.iterations;
+    cr.completed = static_cast<uint32_t>(c->completed());
+    const double factor = bus_factor(s.op, cr.ranks);
+    Time sum;
+    for (uint32_t i = 0; i < s.iterations; ++i) {
+      CollectiveResult::Iteration it;
+      it.start = c->iteration_start(i);
+      it.end = c->iteration_end(i);
+      it.done = !it.end.is_infinite();
+      if (it.done) {
+        const Time t = it.end - it.start;
+        sum += t;
+        it.time_us = t.in_us();
+        it.algbw_gbps = static_cast<double>(s.bytes) / t.in_seconds() * 1e-9;
+        it.busbw_gbps = it.algbw_gbps * factor;
+      }
+      cr.iters.push_back(it);
+    }
+    if (cr.completed > 0) {
+      const double mean_s = sum.in_seconds() / cr.completed;
+      cr.time_us = mean_s * 1e6;
+      cr.algbw_gbps = static_cast<double>(s.bytes) / mean_s * 1e-9;
+      cr.busbw_gbps = cr.algbw_gbps * factor;
+    }
+    for (uint32_t i = 0; i < s.iterations; ++i) {
+      for (uint32_t rank = 0; rank < cr.ranks; ++rank) {
+        for (uint32_t st = 0; st < cr.steps; ++st) {
+          const Collective::StepRecord& sr = c->step_record(i, rank, st);
+          cr.step_rows.push_back({i, rank, st, s.ranks[rank], sr.start, sr.end, sr.bytes});
+        }
+      }
+    }
+    for (uint32_t rank = 0; rank < cr.ranks; ++rank)
+      cr.rank_bytes_received.push_back(c->received(rank));
+    r.collectives.push_back(std::move(cr));
+  }
+}
+
 RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   const RoceV2Format format(sc.fabric.ip, sc.fabric.vlan);
@@ -548,6 +598,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   recorders.collect_window(r, fabric);
   collect_links(r, sc, fabric, recorders.window_start(), recorders.window_end());
   collect_flows(r, sc, fabric, *workloads.flows, recorders, format);
+  collect_collectives(r, workloads);
 
   r.wall.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/cc/cc_algorithm.h"
+#include "models/collective/collective_spec.h"
 #include "models/nic/nic_config.h"
 #include "models/proto/roce_v2.h"
 #include "models/switch/switch_config.h"
@@ -86,7 +87,8 @@ struct Scenario {
   std::vector<std::pair<uint32_t, PriorityRewrite>> rewrites;
   Routes routes;
   std::vector<FlowSpec> flows;
-  uint32_t traffic_items = 0;  // entries of `traffic` (FlowSpec::item counts them)
+  std::vector<CollectiveSpec> collectives;  // `traffic` items of kind "collective"
+  uint32_t traffic_items = 0;               // entries of `traffic` (FlowSpec::item counts them)
   std::vector<FaultSpec> faults;
   // How long after a link or node changes state the routes are recomputed.
   Time reconvergence_delay = Time::ms(1);

@@ -331,6 +331,71 @@ std::vector<FlowSpec> read_background(JsonReader& r, const Topology& t, const st
   }
 }
 
+// The ranks of a collective: "all" (every host in host-index order, but a
+// rail_optimized fabric's management host `ufm`) or a list of distinct hosts.
+std::vector<uint32_t> read_ranks(JsonReader& r, const Topology& t) {
+  const std::string expected = "\"all\" or a list of at least 2 distinct host names or indices";
+  const json v = r.raw_or_default("ranks");
+  std::vector<uint32_t> ranks;
+  if (v.is_string() && v == "all") {
+    for (uint32_t h = 0; h < t.num_hosts(); ++h) {
+      if (host_name(t, h) != "ufm") ranks.push_back(h);
+    }
+    r.resolve("ranks", v);
+  } else if (v.is_array()) {
+    std::set<uint32_t> seen;
+    json names = json::array();
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string path = r.path_of("ranks") + "[" + std::to_string(i) + "]";
+      const uint32_t h = parse_host(v[i], path, t);
+      if (!seen.insert(h).second) {
+        throw ScenarioError(path + ": " + show(v[i]) +
+                            " is listed twice (expected distinct hosts, one rank each)");
+      }
+      ranks.push_back(h);
+      names.push_back(host_name(t, h));
+    }
+    r.resolve("ranks", names);
+  } else {
+    r.fail("ranks", show(v) + " is not a rank list", expected);
+  }
+  if (ranks.size() < 2) {
+    r.fail("ranks", show(v) + " is " + std::to_string(ranks.size()) + " rank(s)", expected);
+  }
+  return ranks;
+}
+
+CollectiveSpec read_collective(JsonReader& r, const Topology& t, const std::string& name) {
+  CollectiveSpec c;
+  c.op = r.choice<CollectiveOp>("op");
+  c.algorithm = r.choice<CollectiveAlgorithm>("algorithm");
+  c.ranks = read_ranks(r, t);
+  c.channels = static_cast<uint32_t>(r.integer("channels"));
+  c.bytes = r.bytes("size").count();
+  const int64_t unit = 4 * static_cast<int64_t>(c.ranks.size()) * c.channels;
+  if (c.bytes % unit != 0) {
+    r.fail("size",
+           to_string(Bytes(c.bytes)) + " does not split into " + std::to_string(c.ranks.size()) +
+               " ranks x " + std::to_string(c.channels) + " channel(s) of float32 elements",
+           "a multiple of 4 x ranks x channels = " + std::to_string(unit) + " bytes");
+  }
+  c.iterations = static_cast<uint32_t>(r.integer("iterations"));
+  c.gap = r.time("gap");
+  c.start = r.time("start");
+  check_end(r, "gap", c.start, c.gap, c.iterations);
+  if (r.has("reduce_rate")) c.reduce_rate = r.rate("reduce_rate");
+  c.buffsize = r.bytes("nccl_buffsize").count();
+  c.steps = static_cast<uint32_t>(r.integer("nccl_steps"));
+  if (c.buffsize % c.steps != 0) {
+    r.fail(
+        "nccl_buffsize",
+        to_string(Bytes(c.buffsize)) + " does not split into " + std::to_string(c.steps) + " slots",
+        "a multiple of nccl_steps");
+  }
+  c.name = r.string("name", name);
+  return c;
+}
+
 // A flow's payload at the slower of its rate cap and the topology's slowest
 // link must take at most kMaxTime, so that no time the engine forms for it
 // (its start, plus its transfer, plus delays: each at most kMaxTime) leaves
@@ -350,7 +415,8 @@ void check_transfer(JsonReader& r, BitRate slowest_link, const FlowSpec& f) {
 }  // namespace
 
 void read_traffic(std::vector<JsonReader> items, const Topology& t, uint64_t seed,
-                  const std::shared_ptr<const CcConfig>& fabric_cc, std::vector<FlowSpec>& flows) {
+                  const std::shared_ptr<const CcConfig>& fabric_cc, std::vector<FlowSpec>& flows,
+                  std::vector<CollectiveSpec>& collectives) {
   BitRate slowest_link = kMaxRate;
   for (const TopoLink& l : t.links()) slowest_link = std::min(slowest_link, l.rate);
   for (size_t i = 0; i < items.size(); ++i) {
@@ -380,6 +446,14 @@ void read_traffic(std::vector<JsonReader> items, const Topology& t, uint64_t see
       case TrafficKind::kBackground:
         made = read_background(r, t, name, rng);
         break;
+      case TrafficKind::kCollective: {
+        CollectiveSpec c = read_collective(r, t, name);
+        c.item = static_cast<uint32_t>(i);
+        c.cc = cc;
+        r.finish();
+        collectives.push_back(std::move(c));
+        continue;
+      }
     }
     for (FlowSpec& f : made) {
       f.item = static_cast<uint32_t>(i);

@@ -31,6 +31,10 @@ Workloads build_workloads(Simulation& sim, const Scenario& sc, const std::vector
   Workloads w;
   w.flows = &sim.add<FlowGenerator>("traffic", sc.flows, nics);
   w.all.push_back(w.flows);
+  for (const CollectiveSpec& c : sc.collectives) {
+    w.collectives.push_back(&sim.add<Collective>(c.name, c, nics));
+    w.all.push_back(w.collectives.back());
+  }
   return w;
 }
 

@@ -2,11 +2,13 @@
 // built on the fabric's NICs in a fixed order. A traffic kind is either one
 // that expands into flows (traffic_loader.cpp: flow, incast, permutation,
 // all_to_all, background), all of which one FlowGenerator runs, or a kind
-// with a workload of its own, added here after the flow generator.
+// with a workload of its own (collective: models/collective/collective.h),
+// added here after the flow generator.
 #pragma once
 
 #include <vector>
 
+#include "models/collective/collective.h"
 #include "models/nic/rdma_nic.h"
 #include "models/traffic/flow_generator.h"
 #include "models/traffic/workload.h"
@@ -19,6 +21,8 @@ struct Workloads {
   // The flows of every item that expands into flows: always present (it may
   // have none), first, named "traffic".
   FlowGenerator* flows = nullptr;
+  // One per `traffic` item of kind "collective", in item order, after the flows.
+  std::vector<Collective*> collectives;
   std::vector<Workload*> all;  // in the order built; flows first
 
   // The run's state as its workloads report it.

@@ -321,5 +321,5 @@ TEST_CASE("malformed traffic items: one error naming the path", "[quick][traffic
             .starts_with("traffic[0].hosts: 1 is out of range"));
   CHECK(
       err(R"({"kind": "multicast"})") ==
-      R"(traffic[0].kind: "multicast" is not valid (expected one of "flow", "incast", "permutation", "all_to_all", "background"))");
+      R"(traffic[0].kind: "multicast" is not valid (expected one of "flow", "incast", "permutation", "all_to_all", "background", "collective"))");
 }

@@ -255,7 +255,8 @@ TEST_CASE("params: describe finds key paths through objects and kinds", "[quick]
   CHECK(find_param("traffic[3].jitter").param->key == "jitter");
   CHECK_THROWS_WITH(find_param("traffic[0].size"),
                     "describe: traffic[0].size: size is a key of several kinds (expected "
-                    "traffic.<kind>.size, the kind one of flow, incast, permutation, all_to_all)");
+                    "traffic.<kind>.size, the kind one of flow, incast, permutation, all_to_all, "
+                    "collective)");
   CHECK(find_param("traffic.incast.jitter").param->key == "jitter");
   CHECK(find_param("traffic.incast").param == nullptr);
   CHECK(find_param("").table == &scenario_params());

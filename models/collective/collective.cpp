@@ -1,0 +1,354 @@
+#include "models/collective/collective.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "models/collective/ring.h"
+#include "models/traffic/flow_generator.h"
+
+namespace rdmasim {
+
+const char* to_string(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce:
+      return "all_reduce";
+    case CollectiveOp::kAllGather:
+      return "all_gather";
+    case CollectiveOp::kReduceScatter:
+      return "reduce_scatter";
+  }
+  return "?";
+}
+
+const char* to_string(CollectiveAlgorithm a) {
+  switch (a) {
+    case CollectiveAlgorithm::kRing:
+      return "ring";
+  }
+  return "?";
+}
+
+double bus_factor(CollectiveOp op, uint32_t n) {
+  const double f = static_cast<double>(n - 1) / static_cast<double>(n);
+  return op == CollectiveOp::kAllReduce ? 2 * f : f;
+}
+
+namespace {
+
+// Work request ids: connection * 2, + 1 for a FIFO entry.
+constexpr uint64_t kFifoBit = 1;
+
+}  // namespace
+
+Collective::Collective(Simulation& sim, std::string name, CollectiveSpec spec,
+                       const std::vector<RdmaNic*>& nics)
+    : Workload(sim, std::move(name)), spec_(std::move(spec)), nics_(nics) {
+  const auto n = static_cast<uint32_t>(spec_.ranks.size());
+  switch (spec_.algorithm) {
+    case CollectiveAlgorithm::kRing:
+      plan_ = ring_plan(spec_.op, n, spec_.bytes, spec_.channels, spec_.slot_bytes(),
+                        std::max<uint32_t>(1, spec_.steps / 2));
+      break;
+  }
+  rank_.resize(n);
+  for (uint32_t r = 0; r < n; ++r) rank_[r].host = spec_.ranks[r];
+  first_qpn_.assign(nics_.size(), 0);
+  ends_.resize(nics_.size());
+  conns_.resize(plan_.conns.size());
+  const auto create = [&](uint32_t host, uint32_t end) {
+    const uint32_t q = nics_[host]->create_qp(this);
+    if (ends_[host].empty()) first_qpn_[host] = q;
+    assert(q == first_qpn_[host] + ends_[host].size());
+    ends_[host].push_back(end);
+    return q;
+  };
+  for (uint32_t i = 0; i < conns_.size(); ++i) {
+    const PlanConnection& pc = plan_.conns[i];
+    Conn& c = conns_[i];
+    c.sender_host = spec_.ranks[pc.sender];
+    c.receiver_host = spec_.ranks[pc.receiver];
+    c.elems = pc.elems.size();
+    c.ready_at.assign(pc.elems.size(), Time::zero());
+    c.used.assign(pc.elems.size(), 0);
+    RdmaNic& s = *nics_[c.sender_host];
+    RdmaNic& d = *nics_[c.receiver_host];
+    c.qs = create(c.sender_host, 2 * i);
+    c.qr = create(c.receiver_host, 2 * i + 1);
+    const uint32_t sport = roce_source_port(c.sender_host, c.qs);
+    s.connect_qp(c.qs, c.receiver_host, c.qr, sport);
+    d.connect_qp(c.qr, c.sender_host, c.qs, sport);
+    // Every element and every FIFO entry is a WRITE with immediate: one
+    // receive WQE each, posted up front.
+    const auto total = static_cast<int64_t>(c.elems * spec_.iterations);
+    d.post_receives(c.qr, total);
+    s.post_receives(c.qs, total);
+    if (spec_.cc) {
+      s.set_congestion_control(c.qs, spec_.cc->make());
+      d.set_congestion_control(c.qr, spec_.cc->make());
+    }
+    rank_[pc.sender].out.push_back(i);
+    rank_[pc.receiver].in.push_back(i);
+  }
+  iters_.resize(size_t{spec_.iterations} * n);
+  steps_.resize(size_t{spec_.iterations} * n * plan_.steps);
+  rank_rx_.assign(n, 0);
+  for (uint32_t r = 0; r < n; ++r) {
+    kicks_.push_back(std::make_unique<IndexedEvent<Collective, &Collective::kick>>(
+        this, r, EventClass::kTraffic, id()));
+  }
+}
+
+void Collective::setup() {
+  for (RankState& rs : rank_) {
+    nics_[rs.host]->ctx().hold();
+    rs.held = true;
+    rs.next_start = spec_.start;
+  }
+  for (uint32_t r = 0; r < rank_.size(); ++r) wake(r, spec_.start);
+}
+
+uint32_t Collective::end_of(uint32_t host, uint32_t qpn) const {
+  return ends_[host][qpn - first_qpn_[host]];
+}
+
+void Collective::wake(uint32_t rank, Time at) {
+  Event& e = *kicks_[rank];
+  Partition& p = nics_[rank_[rank].host]->ctx();
+  if (!e.scheduled()) {
+    p.schedule(e, at);
+  } else if (e.when() > at) {
+    p.reschedule(e, at);
+  }
+}
+
+void Collective::on_send_completion(uint32_t host, const Completion& c) {
+  const auto conn = static_cast<uint32_t>(c.wr_id >> 1);
+  const uint32_t rank =
+      (c.wr_id & kFifoBit) != 0 ? plan_.conns[conn].receiver : plan_.conns[conn].sender;
+  if (c.status != WcStatus::kSuccess) {
+    fail(rank);
+    return;
+  }
+  if ((c.wr_id & kFifoBit) != 0) return;  // a FIFO entry landed: nothing waits for that
+  // A send slot is free again.
+  ++conns_[conn].send_done;
+  wake(rank, nics_[host]->ctx().now());
+}
+
+void Collective::on_receive_completion(uint32_t host, const Completion& c) {
+  const uint32_t end = end_of(host, c.qpn);
+  const uint32_t conn = end >> 1;
+  Conn& k = conns_[conn];
+  const PlanConnection& pc = plan_.conns[conn];
+  const Time now = c.completed;
+  if ((end & 1) == 0) {
+    // At the sender: a FIFO entry, one more slot offered.
+    assert(c.imm == static_cast<uint32_t>(k.offered));
+    ++k.offered;
+    wake(pc.sender, now);
+    return;
+  }
+  // At the receiver: an element.
+  const RankState& rs = rank_[pc.receiver];
+  const uint64_t base = uint64_t{rs.iter} * k.elems;
+  const uint64_t e = k.arrived - base;
+  assert(c.imm == static_cast<uint32_t>(k.arrived));
+  const PlanElement& pe = pc.elems[e];
+  Time t = now;
+  if (pe.reduce && spec_.reduce_rate.in_bps() > 0) {
+    t = std::max(now, k.reduce_free) +
+        Time::ps(static_cast<int64_t>((static_cast<__int128>(pe.bytes) * 8 * 1'000'000'000'000) /
+                                      spec_.reduce_rate.in_bps()));
+    k.reduce_free = t;
+  }
+  k.ready_at[e] = t;
+  ++k.arrived;
+  rank_rx_[pc.receiver] += c.bytes;
+  StepRecord& sr = steps_[(size_t{rs.iter} * plan_.ranks + pc.receiver) * plan_.steps + pe.step];
+  sr.bytes += c.bytes;
+  sr.end = sr.end.is_infinite() ? now : std::max(sr.end, now);
+  wake(pc.receiver, t);
+}
+
+void Collective::kick(uint32_t rank) {
+  RankState& rs = rank_[rank];
+  const Time now = nics_[rs.host]->ctx().now();
+  if (rs.failed) return;
+  if (!rs.active) {
+    if (rs.iter >= spec_.iterations) return;
+    if (now < rs.next_start) {
+      wake(rank, rs.next_start);  // woken early (a slot offered for its next iteration)
+      return;
+    }
+    begin_iteration(rank);
+  }
+  // Received elements become usable in order as their reductions end; those
+  // nothing forwards free their slot at once.
+  Time next = Time::infinite();
+  for (const uint32_t x : rs.in) {
+    Conn& k = conns_[x];
+    const uint64_t base = uint64_t{rs.iter} * k.elems;
+    while (k.ready < k.arrived) {
+      const uint64_t e = k.ready - base;
+      if (k.ready_at[e] > now) {
+        next = std::min(next, k.ready_at[e]);
+        break;
+      }
+      ++k.ready;
+      if (plan_.conns[x].elems[e].consumer_conn < 0) use(x, e);
+    }
+  }
+  for (const uint32_t y : rs.out) try_send(rank, y);
+  if (rs.pending == 0) end_iteration(rank);
+  if (!next.is_infinite()) wake(rank, next);
+}
+
+void Collective::begin_iteration(uint32_t rank) {
+  RankState& rs = rank_[rank];
+  rs.active = true;
+  const Time now = nics_[rs.host]->ctx().now();
+  RankIteration& ri = iters_[size_t{rs.iter} * plan_.ranks + rank];
+  ri.start = now;
+  rs.pending = 0;
+  for (const uint32_t y : rs.out) rs.pending += conns_[y].elems;
+  for (const uint32_t x : rs.in) {
+    Conn& k = conns_[x];
+    rs.pending += k.elems;
+    k.reduce_free = now;
+    // Offer the first NCCL_STEPS slots.
+    const uint64_t base = uint64_t{rs.iter} * k.elems;
+    for (uint64_t g = base; g < base + std::min<uint64_t>(spec_.steps, k.elems); ++g) offer(x, g);
+  }
+}
+
+void Collective::end_iteration(uint32_t rank) {
+  RankState& rs = rank_[rank];
+  const Time now = nics_[rs.host]->ctx().now();
+  RankIteration& ri = iters_[size_t{rs.iter} * plan_.ranks + rank];
+  ri.end = now;
+  ++ri.ends;
+  rs.active = false;
+  ++rs.iter;
+  if (rs.iter < spec_.iterations) {
+    rs.next_start = now + spec_.gap;
+    wake(rank, rs.next_start);
+  } else if (rs.held) {
+    rs.held = false;
+    nics_[rs.host]->ctx().release();
+  }
+}
+
+void Collective::try_send(uint32_t rank, uint32_t y) {
+  RankState& rs = rank_[rank];
+  Conn& k = conns_[y];
+  const PlanConnection& pc = plan_.conns[y];
+  const uint64_t base = uint64_t{rs.iter} * k.elems;
+  RdmaNic& nic = *nics_[rs.host];
+  while (k.posted < base + k.elems && k.posted < k.offered &&
+         k.posted < k.send_done + spec_.steps) {
+    const uint64_t e = k.posted - base;
+    const PlanElement& pe = pc.elems[e];
+    if (pe.dep_conn >= 0) {
+      const Conn& x = conns_[static_cast<uint32_t>(pe.dep_conn)];
+      if (x.ready <= uint64_t{rs.iter} * x.elems + pe.dep_elem) break;
+    }
+    nic.post(k.qs, WorkRequest{uint64_t{y} << 1, Verb::kWriteImm, pe.bytes,
+                               static_cast<uint32_t>(k.posted)});
+    ++k.posted;
+    --rs.pending;
+    StepRecord& sr = steps_[(size_t{rs.iter} * plan_.ranks + rank) * plan_.steps + pe.step];
+    if (sr.start.is_infinite()) sr.start = nic.ctx().now();
+    // Its data has been copied out of the receive slot it came in.
+    if (pe.dep_conn >= 0) use(static_cast<uint32_t>(pe.dep_conn), pe.dep_elem);
+  }
+}
+
+// Element e of connection x (at its receiver) has been used. Slots are
+// freed in order, as NCCL's kernel consumes its receive slots one after
+// another; each freed slot is offered for the element NCCL_STEPS later.
+void Collective::use(uint32_t x, uint64_t e) {
+  Conn& k = conns_[x];
+  const PlanConnection& pc = plan_.conns[x];
+  RankState& rs = rank_[pc.receiver];
+  const uint64_t base = uint64_t{rs.iter} * k.elems;
+  k.used[e] = 1;
+  while (k.freed < base + k.elems && k.used[k.freed - base] != 0) {
+    k.used[k.freed - base] = 0;  // ready for the next iteration
+    const uint64_t g = k.freed++;
+    --rs.pending;
+    if (g + spec_.steps < base + k.elems) offer(x, g + spec_.steps);
+  }
+}
+
+void Collective::offer(uint32_t x, uint64_t g) {
+  Conn& k = conns_[x];
+  assert(g == k.offers_sent);
+  ++k.offers_sent;
+  nics_[k.receiver_host]->post(k.qr, WorkRequest{(uint64_t{x} << 1) | kFifoBit, Verb::kWriteImm,
+                                                 kFifoEntryBytes, static_cast<uint32_t>(g)});
+}
+
+void Collective::fail(uint32_t rank) {
+  RankState& rs = rank_[rank];
+  if (rs.failed) return;
+  rs.failed = true;
+  if (rs.held) {
+    rs.held = false;
+    nics_[rs.host]->ctx().release();
+  }
+}
+
+Time Collective::iteration_start(uint32_t iter) const {
+  Time t = Time::infinite();
+  for (uint32_t r = 0; r < plan_.ranks; ++r) t = std::min(t, rank_iteration(iter, r).start);
+  return t;
+}
+
+Time Collective::iteration_end(uint32_t iter) const {
+  Time t = Time::zero();
+  for (uint32_t r = 0; r < plan_.ranks; ++r) {
+    const Time e = rank_iteration(iter, r).end;
+    if (e.is_infinite()) return e;
+    t = std::max(t, e);
+  }
+  return t;
+}
+
+void Collective::host_bytes(std::vector<int64_t>& bytes) const {
+  for (const PlanConnection& pc : plan_.conns) {
+    int64_t b = 0;
+    for (const PlanElement& e : pc.elems) b += e.bytes;
+    b *= spec_.iterations;
+    bytes[spec_.ranks[pc.sender]] += b;
+    bytes[spec_.ranks[pc.receiver]] += b;
+  }
+}
+
+int64_t Collective::bytes_total() const {
+  int64_t n = 0;
+  for (const PlanConnection& pc : plan_.conns) {
+    for (const PlanElement& e : pc.elems) n += e.bytes;
+  }
+  return n * spec_.iterations;
+}
+
+int64_t Collective::bytes_delivered() const {
+  int64_t n = 0;
+  for (const int64_t b : rank_rx_) n += b;
+  return n;
+}
+
+size_t Collective::completed() const {
+  uint32_t n = spec_.iterations;
+  for (const RankState& rs : rank_) n = std::min(n, rs.iter);
+  return n;
+}
+
+size_t Collective::failed() const {
+  for (const RankState& rs : rank_) {
+    if (rs.failed) return units() - completed();
+  }
+  return 0;
+}
+
+}  // namespace rdmasim

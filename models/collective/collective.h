@@ -1,0 +1,173 @@
+// Collective: a collective operation (AllReduce, AllGather, ReduceScatter)
+// run as NCCL's IB transport runs it, over a CollectivePlan (plan.h), on
+// the NICs of its ranks' hosts. docs/collectives.md describes the model.
+//
+// Contract:
+//  1. Every connection of the plan is one RC QP pair of its own (channels
+//     on separate QPs), created at build time; its completions, and only
+//     those, come to the collective (models/traffic/workload.h contract 1).
+//  2. Transfers follow NCCL's Simple protocol over IB verbs: the receiver
+//     offers each slot of its buffer (NCCL_STEPS slots of NCCL_BUFFSIZE /
+//     NCCL_STEPS bytes) with a 64-byte RDMA write into the sender's FIFO
+//     (ncclIbSendFifo); the sender writes one element into an offered slot
+//     with an RDMA WRITE with immediate, whose receive completion tells the
+//     receiver it has landed. The sender also keeps NCCL_STEPS slots of its
+//     own: an element may be posted only once the one NCCL_STEPS before it
+//     is acknowledged. The FIFO write is modelled as a WRITE with immediate
+//     too, so the sender learns when it lands (NCCL's proxy polls the FIFO
+//     memory; the immediate adds 4 bytes to one packet).
+//  3. A received element to be reduced becomes usable after bytes /
+//     reduce_rate, reductions of one connection one after another; it is
+//     used when the element that forwards it is posted (the data is copied
+//     into the send slot), or when it is usable if nothing forwards it.
+//     Slots are freed in order, each once it and every slot before it are
+//     used (NCCL's kernel consumes them one after another), and offered
+//     again at once.
+//  4. Each rank runs its iterations one after another: iteration i+1 starts
+//     `gap` after the rank finished iteration i, i.e. when it has posted all
+//     its sends and all it received is reduced and freed (as NCCL's kernel
+//     ends once its data is handed to the proxy; the acknowledgements of its
+//     last sends may still be on their way, and free its send slots for the
+//     next iteration when they come). An iteration
+//     of the collective runs from the first rank's start to the last rank's
+//     end; it is a unit of work (workload.h), complete when every rank has
+//     finished it.
+//  5. Completions only update counters; the work they enable runs in a
+//     per-rank event (class kTraffic) on the partition of the rank's NIC, so
+//     the collective writes a rank's state only from that partition and
+//     posts only into that NIC. Each rank holds its NIC's partition until
+//     its last iteration ends (or one of its QPs fails), so a partitioned
+//     run stops after the same event as a sequential one.
+//  6. Nothing is allocated after build: the plan, the records and the
+//     per-element times are sized at construction.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/collective/collective_spec.h"
+#include "models/collective/plan.h"
+#include "models/nic/indexed_event.h"
+#include "models/nic/rdma_nic.h"
+#include "models/traffic/workload.h"
+
+namespace rdmasim {
+
+// The size of an NCCL FIFO entry (struct ncclIbSendFifo in NCCL's
+// src/transport/net_ib.cc, padded to 64 bytes): what a receiver writes into
+// the sender's FIFO to offer a slot.
+inline constexpr int64_t kFifoEntryBytes = 64;
+
+class Collective : public Workload, public CompletionHandler {
+ public:
+  // nics[h] is the NIC of host index h; the spec's ranks must be in range.
+  Collective(Simulation& sim, std::string name, CollectiveSpec spec,
+             const std::vector<RdmaNic*>& nics);
+
+  const CollectiveSpec& spec() const { return spec_; }
+  const CollectivePlan& plan() const { return plan_; }
+  uint32_t ranks() const { return plan_.ranks; }
+
+  // One rank's part of one iteration.
+  struct RankIteration {
+    Time start = Time::infinite();
+    Time end = Time::infinite();  // infinite: not finished
+    uint32_t ends = 0;            // times it was seen to end (exactly 1 when finished)
+  };
+  const RankIteration& rank_iteration(uint32_t iter, uint32_t rank) const {
+    return iters_[size_t{iter} * plan_.ranks + rank];
+  }
+  // One rank's part of one step of one iteration: from its first post of an
+  // element of the step to the arrival of the last element of the step it
+  // receives, and the bytes it received in the step.
+  struct StepRecord {
+    Time start = Time::infinite();
+    Time end = Time::infinite();
+    int64_t bytes = 0;
+  };
+  const StepRecord& step_record(uint32_t iter, uint32_t rank, uint32_t step) const {
+    return steps_[(size_t{iter} * plan_.ranks + rank) * plan_.steps + step];
+  }
+  // Payload bytes rank `rank` has received in all so far (data elements
+  // only, not FIFO entries).
+  int64_t received(uint32_t rank) const { return rank_rx_[rank]; }
+  // Iteration `iter` of the whole collective: first start, last end.
+  Time iteration_start(uint32_t iter) const;
+  Time iteration_end(uint32_t iter) const;  // infinite if a rank has not finished it
+  // The QP pair of connection i: (sender's QPN, receiver's QPN).
+  std::pair<uint32_t, uint32_t> connection_qps(uint32_t i) const {
+    return {conns_[i].qs, conns_[i].qr};
+  }
+
+  // Workload.
+  void host_bytes(std::vector<int64_t>& bytes) const override;
+  int64_t bytes_total() const override;
+  int64_t bytes_delivered() const override;
+  size_t units() const override { return spec_.iterations; }
+  size_t completed() const override;
+  size_t failed() const override;
+
+  void setup() override;
+  void on_send_completion(uint32_t host, const Completion& c) override;
+  void on_receive_completion(uint32_t host, const Completion& c) override;
+
+ private:
+  struct Conn {
+    uint32_t sender_host = 0, receiver_host = 0;
+    uint32_t qs = 0, qr = 0;  // QPNs: the sender's and the receiver's end
+    uint64_t elems = 0;       // per iteration
+    // Cumulative over iterations (element g of iteration i is i * elems + e).
+    // Written at the sender's partition:
+    uint64_t offered = 0;    // FIFO entries arrived (slots offered)
+    uint64_t posted = 0;     // elements posted
+    uint64_t send_done = 0;  // elements acknowledged
+    // Written at the receiver's partition:
+    uint64_t offers_sent = 0;  // FIFO entries posted
+    uint64_t arrived = 0;
+    uint64_t ready = 0;  // reduced, usable
+    uint64_t freed = 0;
+    Time reduce_free;            // the receiver's reduction of this connection is busy until then
+    std::vector<Time> ready_at;  // per element of the current iteration
+    std::vector<uint8_t> used;   // per element: used, its slot not yet freed
+  };
+  struct RankState {
+    uint32_t host = 0;
+    uint32_t iter = 0;     // iterations it finished
+    bool active = false;   // in an iteration
+    Time next_start;       // when its next iteration may start
+    uint64_t pending = 0;  // posts and frees its iteration still waits for
+    bool failed = false;
+    bool held = false;
+    std::vector<uint32_t> in, out;  // its connections as receiver and as sender
+  };
+
+  void kick(uint32_t rank);  // the rank's event: all the work its state allows now
+  void wake(uint32_t rank, Time at);
+  void begin_iteration(uint32_t rank);
+  void end_iteration(uint32_t rank);
+  void try_send(uint32_t rank, uint32_t conn);
+  void use(uint32_t conn, uint64_t elem);
+  void offer(uint32_t conn, uint64_t g);
+  void fail(uint32_t rank);
+  // Which of its ends (conn * 2 + 0: sender's QP, + 1: receiver's QP) a
+  // host's QPN is.
+  uint32_t end_of(uint32_t host, uint32_t qpn) const;
+
+  CollectiveSpec spec_;
+  CollectivePlan plan_;
+  std::vector<RdmaNic*> nics_;
+  std::vector<Conn> conns_;
+  std::vector<RankState> rank_;
+  std::vector<RankIteration> iters_;
+  std::vector<StepRecord> steps_;
+  std::vector<int64_t> rank_rx_;
+  // Per host: the first QPN it created for the collective, and its ends by
+  // QPN - first (its QPs are created one after another).
+  std::vector<uint32_t> first_qpn_;
+  std::vector<std::vector<uint32_t>> ends_;
+  std::vector<std::unique_ptr<IndexedEvent<Collective, &Collective::kick>>> kicks_;
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,55 @@
+// CollectiveSpec: one collective operation as a scenario's `traffic` item of
+// kind "collective" describes it (docs/collectives.md): the operation and its
+// size as nccl-tests names and reports them, the algorithm, the ranks, and
+// NCCL's transport parameters.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/cc/cc_algorithm.h"
+#include "sim/units.h"
+
+namespace rdmasim {
+
+// nccl-tests' names: all_reduce_perf, all_gather_perf, reduce_scatter_perf.
+enum class CollectiveOp : uint8_t { kAllReduce, kAllGather, kReduceScatter };
+enum class CollectiveAlgorithm : uint8_t { kRing };
+
+const char* to_string(CollectiveOp op);
+const char* to_string(CollectiveAlgorithm a);
+
+// nccl-tests' bus-bandwidth factor (doc/PERFORMANCE.md; src/all_reduce.cu,
+// all_gather.cu, reduce_scatter.cu): busbw = algbw x factor, with
+// 2(n-1)/n for AllReduce and (n-1)/n for AllGather and ReduceScatter.
+double bus_factor(CollectiveOp op, uint32_t n);
+
+// NCCL's defaults (src/include/device.h NCCL_STEPS; NCCL_BUFFSIZE).
+inline constexpr uint32_t kNcclSteps = 8;
+inline constexpr int64_t kNcclBuffsize = int64_t{4} << 20;
+
+struct CollectiveSpec {
+  std::string name;
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+  std::vector<uint32_t> ranks;  // host index of rank r, r = 0 .. n-1
+  // nccl-tests' "size": the whole buffer for AllReduce, the gathered output
+  // for AllGather, the input for ReduceScatter; each rank owns size / n.
+  int64_t bytes = 0;
+  uint32_t channels = 1;  // rings side by side, each on QPs of its own
+  uint32_t iterations = 1;
+  Time gap;    // each rank's idle time between its iterations (compute)
+  Time start;  // every rank starts its first iteration then
+  // The reduction's speed in bytes of input per second (0: free).
+  BitRate reduce_rate;
+  int64_t buffsize = kNcclBuffsize;    // NCCL_BUFFSIZE: each connection's receive buffer
+  uint32_t steps = kNcclSteps;         // NCCL_STEPS: its slots, buffsize / steps each
+  uint32_t item = 0;                   // the scenario's traffic[item]
+  std::shared_ptr<const CcConfig> cc;  // congestion control of its QPs; none if null
+  int64_t slot_bytes() const { return buffsize / steps; }
+  bool operator==(const CollectiveSpec&) const = default;
+};
+
+}  // namespace rdmasim

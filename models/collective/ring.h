@@ -1,0 +1,37 @@
+// Ring algorithms (Patarasuk & Yuan, JPDC 2009; NCCL's ring, src/device/
+// all_reduce.h, all_gather.h, reduce_scatter.h) as a CollectivePlan: in
+// every channel rank r sends to rank r+1 (mod n) and receives from r-1.
+//  - ReduceScatter: n-1 steps; each step a rank sends a chunk of size/n,
+//    the one it received in the step before reduced with its own (step 0:
+//    its own); every received chunk is reduced.
+//  - AllGather: n-1 steps; a rank sends its own chunk, then forwards what
+//    it received; nothing is reduced.
+//  - AllReduce: ReduceScatter then AllGather, 2(n-1) steps; the chunk a
+//    rank finishes reducing in step n-2 is the first it sends in the
+//    all-gather.
+// Each channel carries size / channels, in loops (NCCL's loopSize): each
+// loop runs every step on chunks of at most `chunk_slots` slots
+// (ALLREDUCE_CHUNKSTEPS = NCCL_STEPS / 2, the same for AllGather and
+// ReduceScatter), the last loop on what is left / n; a chunk is cut into
+// slots (buffsize / steps), the last one possibly shorter. A chunk of at
+// most half the buffer keeps the ring from deadlocking: a slot a rank needs
+// is freed by its successor forwarding an element that lies less than a
+// buffer ahead, and so on around the ring.
+#pragma once
+
+#include <cstdint>
+
+#include "models/collective/collective_spec.h"
+#include "models/collective/plan.h"
+
+namespace rdmasim {
+
+// Requires n >= 2, bytes a positive multiple of n x channels, chunk_slots >= 1.
+CollectivePlan ring_plan(CollectiveOp op, uint32_t n, int64_t bytes, uint32_t channels,
+                         int64_t slot_bytes, uint32_t chunk_slots);
+
+// Bytes each rank receives in one iteration of the ring: 2(n-1)/n x size for
+// AllReduce, (n-1)/n x size for AllGather and ReduceScatter.
+int64_t ring_bytes_received(CollectiveOp op, uint32_t n, int64_t bytes);
+
+}  // namespace rdmasim

@@ -1,0 +1,72 @@
+// The ring plans (models/collective/ring.h) against the ring algorithms'
+// definitions (Patarasuk & Yuan, JPDC 2009; NCCL's ring): steps, bytes per
+// rank, dependencies and reductions. Expected values are the textbook
+// counts: 2(n-1) steps for AllReduce, n-1 for AllGather and ReduceScatter,
+// each moving one chunk of size/n.
+#include <catch2/catch.hpp>
+
+#include "models/collective/collective_spec.h"
+#include "models/collective/ring.h"
+
+using namespace rdmasim;
+
+TEST_CASE("ring plans have the textbook steps and bytes", "[quick][collective]") {
+  constexpr int64_t kSlot = (int64_t{4} << 20) / 8;
+  for (const CollectiveOp op :
+       {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+    for (const uint32_t n : {2u, 3u, 8u}) {
+      for (const uint32_t channels : {1u, 3u}) {
+        // 3 MiB per rank and channel: a loop of 2 MiB chunks (4 slots, half
+        // the buffer, as NCCL's ALLREDUCE_CHUNKSTEPS) and one of 1 MiB, or
+        // a short last slot.
+        for (const int64_t chunk : {int64_t{3} << 20, (int64_t{3} << 20) + 1000}) {
+          INFO(to_string(op) << " n=" << n << " channels=" << channels << " chunk=" << chunk);
+          const int64_t size = chunk * n * channels;
+          const CollectivePlan p = ring_plan(op, n, size, channels, kSlot, 4);
+          const uint32_t steps = op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
+          CHECK(p.steps == steps);
+          REQUIRE(p.conns.size() == size_t{n} * channels);
+          std::vector<int64_t> rx(n, 0), tx(n, 0);
+          for (const PlanConnection& c : p.conns) {
+            CHECK(c.receiver == (c.sender + 1) % n);
+            for (const PlanElement& e : c.elems) {
+              CHECK(e.bytes <= kSlot);
+              CHECK(e.bytes > 0);
+              rx[c.receiver] += e.bytes;
+              tx[c.sender] += e.bytes;
+              // A step's element depends on the previous step's, from the
+              // sender's predecessor, in the same channel.
+              if (e.step == 0) {
+                CHECK(e.dep_conn < 0);
+              } else {
+                REQUIRE(e.dep_conn >= 0);
+                const PlanConnection& d = p.conns[static_cast<size_t>(e.dep_conn)];
+                CHECK(d.receiver == c.sender);
+                CHECK(d.channel == c.channel);
+                CHECK(d.elems[e.dep_elem].step + 1 == e.step);
+              }
+              CHECK((e.consumer_conn < 0) == (e.step + 1 == steps));
+              const bool reduce = op == CollectiveOp::kReduceScatter ||
+                                  (op == CollectiveOp::kAllReduce && e.step + 1 < n);
+              CHECK(e.reduce == reduce);
+            }
+          }
+          // Each rank sends and receives one chunk per step and channel.
+          for (uint32_t r = 0; r < n; ++r) {
+            CHECK(rx[r] == int64_t{steps} * chunk * channels);
+            CHECK(tx[r] == int64_t{steps} * chunk * channels);
+            CHECK(rx[r] == ring_bytes_received(op, n, size));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("nccl-tests bus bandwidth factors", "[quick][collective]") {
+  // nccl-tests doc/PERFORMANCE.md: 2(n-1)/n for AllReduce, (n-1)/n for
+  // AllGather and ReduceScatter.
+  CHECK(bus_factor(CollectiveOp::kAllReduce, 8) == Approx(14.0 / 8));
+  CHECK(bus_factor(CollectiveOp::kAllGather, 8) == Approx(7.0 / 8));
+  CHECK(bus_factor(CollectiveOp::kReduceScatter, 4) == Approx(3.0 / 4));
+}

@@ -1,0 +1,247 @@
+// Collectives (models/collective/, docs/collectives.md) through whole runs.
+// Expected values come from outside the code: the ring's alpha-beta time
+// (Patarasuk & Yuan 2009; REFERENCES §4.2) with the RoCE v2 goodput of §3.4,
+// nccl-tests' busbw definition (doc/PERFORMANCE.md), and the ring's byte
+// counts; t_step is measured as in CASES.md V12.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "models/collective/collective.h"
+#include "models/traffic/flow_generator.h"
+#include "models/traffic/workload.h"
+#include "sim/scenario/runner.h"
+#include "test/support/imm_workload.h"
+#include "test/support/run_helpers.h"
+
+using namespace rdmasim;
+using namespace rdmasim::testing;
+
+namespace {
+
+std::string star(uint32_t hosts, const std::string& delay, const std::string& traffic) {
+  return R"({"fabric": {"link": {"rate": "100Gbps", "delay": ")" + delay +
+         R"("}, "mtu": 4096}, "topology": {"kind": "star", "hosts": )" + std::to_string(hosts) +
+         R"(}, "traffic": [)" + traffic + "]}";
+}
+
+// t_step as CASES.md V12 defines it: from posting one 8-byte message to its
+// completion at the receiver, one hop (through the star's switch) away.
+Time measure_t_step(uint32_t hosts, const std::string& delay) {
+  const Scenario sc = load_scenario_text(star(hosts, delay, ""), "t_step");
+  ImmLog log;
+  RunOptions o;
+  o.add_workloads = [&](Simulation& sim, const std::vector<RdmaNic*>& nics,
+                        std::vector<Workload*>& all) {
+    all.push_back(&sim.add<ImmWorkload>(nics, 0, 1, 1, 8, log));
+  };
+  const RunResult r = run_scenario(sc, o);
+  REQUIRE(r.status == RunStatus::kComplete);
+  REQUIRE(log.receives.size() == 1);
+  return log.receives[0].second.completed;  // posted at 0
+}
+
+}  // namespace
+
+TEST_CASE("ring AllReduce on a star: 2(N-1)/N S/B_eff + 2(N-1) t_step, busbw = B_eff",
+          "[scenario][collective]") {
+  // B_eff: 4096 payload bytes per 4178 wire bytes of data (82 bytes of
+  // preamble, Ethernet, IPv4, UDP, BTH, ICRC, FCS and gap; REFERENCES §3.4)
+  // plus one 86-byte ACK (the same and a 4-byte AETH) per packet of the
+  // opposite neighbour's data sharing each link direction (ack_interval 1).
+  const double rate = 100e9 / 8;  // bytes/s
+  const double b_eff = rate * 4096.0 / (4178.0 + 86.0);
+  const std::string delay = "500ns";
+  for (const uint32_t n : {4u, 8u}) {
+    const int64_t size = int64_t{64} << 20;
+    INFO("N = " << n);
+    const Time t_step = measure_t_step(n, delay);
+    const Ran ran = run_text(star(n, delay,
+                                  R"({"kind": "collective", "op": "all_reduce", "size": ")" +
+                                      std::to_string(size) + R"("})"));
+    REQUIRE(ran.result.status == RunStatus::kComplete);
+    REQUIRE(ran.result.collectives.size() == 1);
+    const CollectiveResult& c = ran.result.collectives[0];
+    REQUIRE(c.completed == 1);
+    const double bw_term = 2.0 * (n - 1) / n * static_cast<double>(size) / b_eff;
+    const double expected = bw_term + 2.0 * (n - 1) * t_step.in_seconds();
+    const double t = c.iters[0].time_us * 1e-6;
+    INFO("t = " << t * 1e6 << " us, expected " << expected * 1e6 << " us, t_step " << t_step.in_ns()
+                << " ns");
+    CHECK(t == Approx(expected).epsilon(0.005));
+    // nccl-tests' busbw: S/t x 2(N-1)/N, in GB/s (1e9 bytes/s).
+    CHECK(c.busbw_gbps == Approx(static_cast<double>(size) / t * 2.0 * (n - 1) / n * 1e-9));
+    CHECK(c.busbw_gbps * 1e9 == Approx(b_eff).epsilon(0.005));
+    CHECK(c.busbw_gbps * 1e9 < b_eff);
+  }
+}
+
+namespace {
+
+// Five ranks (an odd ring), two channels, three iterations with a gap, a
+// reduction cost, and a buffer small enough that chunks take several slots
+// and slots are reused within a step.
+std::string small_collective(const std::string& op) {
+  return star(6, "1us",
+              R"({"kind": "collective", "op": ")" + op +
+                  R"(", "size": 1200000, "ranks": ["h1", "h2", 3, "h4", "h5"],
+                   "channels": 2, "iterations": 3, "gap": "3us", "start": "2us",
+                   "reduce_rate": "800Gbps", "nccl_buffsize": "256KiB"})");
+}
+
+}  // namespace
+
+TEST_CASE("ring collectives: bytes per rank, one completion per iteration, same on 1-3 threads",
+          "[scenario][collective]") {
+  for (const std::string op : {"all_reduce", "all_gather", "reduce_scatter"}) {
+    INFO(op);
+    const Scenario sc = load_scenario_text(small_collective(op), "small");
+    std::vector<RunResult> runs;
+    for (const uint32_t threads : {1u, 2u, 3u}) {
+      RunOptions o;
+      o.threads = threads;
+      o.force_threads = true;
+      runs.push_back(run_scenario(sc, o));
+      REQUIRE(runs.back().status == RunStatus::kComplete);
+    }
+    const CollectiveResult& c = runs[0].collectives.at(0);
+    const uint32_t n = 5;
+    const int64_t size = 1200000;
+    // The ring's bytes per rank and iteration: 2(n-1) chunks of size/n for
+    // AllReduce, n-1 for AllGather and ReduceScatter.
+    const int64_t per_iter = (op == "all_reduce" ? 2 * (n - 1) : n - 1) * (size / n);
+    REQUIRE(c.rank_bytes_received.size() == n);
+    for (const int64_t b : c.rank_bytes_received) CHECK(b == 3 * per_iter);
+    CHECK(c.completed == 3);
+    CHECK(c.iters.size() == 3);
+    // Iteration i+1 starts on each rank `gap` after that rank's end of
+    // iteration i, so at least `gap` after iteration i started.
+    CHECK(c.iters[0].start == Time::us(2));
+    for (uint32_t i = 0; i + 1 < 3; ++i)
+      CHECK(c.iters[i + 1].start >= c.iters[i].start + Time::us(3));
+    // Every rank and step of every iteration: received one chunk per
+    // channel, started and ended once.
+    REQUIRE(c.step_rows.size() == size_t{3} * n * c.steps);
+    for (const CollectiveResult::Step& s : c.step_rows) {
+      CHECK(s.bytes == size / n);
+      CHECK(!s.start.is_infinite());
+      CHECK(!s.end.is_infinite());
+    }
+    // Identical on 2 and 3 threads.
+    for (size_t k = 1; k < runs.size(); ++k) {
+      INFO(k + 1 << " threads");
+      const CollectiveResult& d = runs[k].collectives.at(0);
+      CHECK(runs[k].sim_time == runs[0].sim_time);
+      CHECK(runs[k].events == runs[0].events);
+      REQUIRE(d.iters.size() == c.iters.size());
+      for (size_t i = 0; i < c.iters.size(); ++i) {
+        CHECK(d.iters[i].start == c.iters[i].start);
+        CHECK(d.iters[i].end == c.iters[i].end);
+      }
+      REQUIRE(d.step_rows.size() == c.step_rows.size());
+      for (size_t i = 0; i < c.step_rows.size(); ++i) {
+        CHECK(d.step_rows[i].start == c.step_rows[i].start);
+        CHECK(d.step_rows[i].end == c.step_rows[i].end);
+      }
+    }
+  }
+}
+
+TEST_CASE("each iteration of a collective ends exactly once on every rank",
+          "[quick][scenario][collective]") {
+  const Scenario sc = load_scenario_text(small_collective("all_reduce"), "small");
+  // The collective lives with the run's Simulation: an observer added for
+  // the test reads its per-rank records when the run finishes.
+  struct EndReader final : Component {
+    EndReader(Simulation& sim, const Collective*& c, std::vector<uint32_t>& out)
+        : Component(sim, "end_reader"), c_(c), out_(out) {}
+    void finish() override {
+      for (uint32_t i = 0; i < c_->spec().iterations; ++i) {
+        for (uint32_t r = 0; r < c_->ranks(); ++r) out_.push_back(c_->rank_iteration(i, r).ends);
+      }
+    }
+    const Collective*& c_;
+    std::vector<uint32_t>& out_;
+  };
+  const Collective* coll = nullptr;
+  std::vector<uint32_t> ends;
+  RunOptions o;
+  o.add_workloads = [&](Simulation&, const std::vector<RdmaNic*>&, std::vector<Workload*>& all) {
+    for (Workload* w : all) {
+      if (auto* c = dynamic_cast<const Collective*>(w)) coll = c;
+    }
+  };
+  o.on_built = [&](Simulation& sim, const std::vector<Switch*>&) {
+    sim.add<EndReader>(coll, ends);
+  };
+  const RunResult r = run_scenario(sc, o);
+  REQUIRE(r.status == RunStatus::kComplete);
+  REQUIRE(coll != nullptr);
+  REQUIRE(ends.size() == 15);
+  for (const uint32_t e : ends) CHECK(e == 1);
+}
+
+TEST_CASE("a workload sharing NICs with a collective: each gets only its own completions",
+          "[quick][scenario][collective][workload]") {
+  const Scenario sc = load_scenario_text(
+      star(
+          4, "1us",
+          R"({"kind": "collective", "op": "all_reduce", "size": "1MiB", "nccl_buffsize": "64KiB"})"),
+      "shared");
+  for (const uint32_t threads : {1u, 2u}) {
+    INFO(threads << " threads");
+    constexpr uint32_t kMessages = 10;
+    constexpr int64_t kBytes = 32 * 1024;
+    ImmLog log;
+    RunOptions o;
+    o.threads = threads;
+    o.add_workloads = [&](Simulation& sim, const std::vector<RdmaNic*>& nics,
+                          std::vector<Workload*>& all) {
+      all.push_back(&sim.add<ImmWorkload>(nics, 0, 1, kMessages, kBytes, log));
+    };
+    const RunResult r = run_scenario(sc, o);
+    REQUIRE(r.status == RunStatus::kComplete);
+    // The collective: every rank got the ring's bytes, 2(n-1)/n x 1 MiB.
+    const CollectiveResult& c = r.collectives.at(0);
+    CHECK(c.completed == 1);
+    for (const int64_t b : c.rank_bytes_received) CHECK(b == 6 * (int64_t{1} << 20) / 4);
+    // The test workload: its messages' completions only, on its own QPs.
+    REQUIRE(log.sends.size() == kMessages);
+    REQUIRE(log.receives.size() == kMessages);
+    for (uint32_t i = 0; i < kMessages; ++i) {
+      const auto& [sh, s] = log.sends[i];
+      CHECK(sh == 0);
+      CHECK(s.qpn == log.qs);
+      CHECK(s.wr_id == i);
+      CHECK(s.bytes == kBytes);
+      const auto& [rh, rc] = log.receives[i];
+      CHECK(rh == 1);
+      CHECK(rc.qpn == log.qd);
+      CHECK(rc.imm == 1000 + i);
+      CHECK(rc.bytes == kBytes);
+    }
+  }
+}
+
+TEST_CASE("small ring AllReduce: 2(n-1) steps of t_step one after another (V12)",
+          "[quick][scenario][collective]") {
+  // CASES.md V12: at a tiny size the ring runs its 2(n-1) steps one after
+  // another, t within 10 % of 2(n-1) t_step. One float per rank (4n bytes).
+  // The model adds one step at the start (the receivers' first FIFO writes,
+  // 64 bytes, before any data may go): about 1/(2(n-1)) above, 3 % at n = 16.
+  for (const uint32_t n : {16u, 32u}) {
+    INFO("n = " << n);
+    const Time t_step = measure_t_step(n, "1us");
+    const Ran ran = run_text(star(
+        n, "1us",
+        R"({"kind": "collective", "op": "all_reduce", "size": )" + std::to_string(4 * n) + "}"));
+    REQUIRE(ran.result.status == RunStatus::kComplete);
+    const double t = ran.result.collectives.at(0).iters.at(0).time_us * 1e-6;
+    const double expected = 2.0 * (n - 1) * t_step.in_seconds();
+    INFO("t = " << t * 1e6 << " us, 2(n-1) t_step = " << expected * 1e6 << " us");
+    CHECK(t == Approx(expected).epsilon(0.10));
+    // And the model's own count, 2(n-1) + 1 steps, within 1 % (a FIFO
+    // write is 64 bytes, not 8: a few ns more than t_step).
+    CHECK(t == Approx((2.0 * (n - 1) + 1) * t_step.in_seconds()).epsilon(0.01));
+  }
+}
