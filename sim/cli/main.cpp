@@ -1,6 +1,6 @@
 // The rdmasim command line (docs/cli.md). Exit codes: 0 complete or time
 // limit, 1 internal error, 2 bad input, 3 no progress (stalled), 4 a QP ran
-// out of retries, 5 PFC deadlock.
+// out of retries, 5 PFC deadlock, 7 an invariant violated (--check).
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -36,7 +36,7 @@ constexpr int kExitBadInput = 2;
 
 const char* kUsage =
     "usage: rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] "
-    "[--force-threads] [--memory-limit SIZE] [--quiet]\n"
+    "[--force-threads] [--check] [--memory-limit SIZE] [--quiet]\n"
     "       rdmasim validate FILE [--set PATH=VALUE]... [--seed N] [--estimate] "
     "[--memory-limit SIZE]\n"
     "       rdmasim resolve FILE [--set PATH=VALUE]... [--seed N]\n"
@@ -54,7 +54,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"run",
      "rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] "
-     "[--force-threads] [--memory-limit SIZE] [--quiet]",
+     "[--force-threads] [--check] [--memory-limit SIZE] [--quiet]",
      "Runs a scenario and writes summary.json and trace.h5 (docs/cli.md)."},
     {"validate",
      "rdmasim validate FILE [--set PATH=VALUE]... [--seed N] [--estimate] [--memory-limit SIZE]",
@@ -95,6 +95,7 @@ struct Args {
   bool quiet = false;
   uint32_t threads = 1;
   bool force_threads = false;
+  bool check = kChecksByDefault;  // --check (on by default in Debug builds)
   std::string dot;
   bool summary = false;
   std::string key_path;
@@ -134,7 +135,10 @@ po::options_description options_for(const std::string& command) {
         "threads", po::value<std::string>(), "run the network split over N threads (default 1)")(
         "force-threads", po::bool_switch(),
         "keep the threads even when the first phase shows too few events per partition per "
-        "lookahead for them to pay");
+        "lookahead for them to pay")(
+        "check", po::bool_switch(),
+        "check the simulator's invariants while running (exit 7 if one is violated; "
+        "docs/reliability.md)");
   }
   if (command == "topo") {
     opts.add_options()("dot", po::value<std::string>(),
@@ -196,6 +200,7 @@ Args parse(const std::string& command, int argc, char** argv) {
     a.threads = static_cast<uint32_t>(n);
   }
   if (vm.count("force-threads")) a.force_threads = vm["force-threads"].as<bool>();
+  if (vm.count("check") && vm["check"].as<bool>()) a.check = true;
   if (vm.count("memory-limit")) {
     a.memory_limit = vm["memory-limit"].as<std::string>();
     const Parsed<Bytes> b = parse_bytes(a.memory_limit);
@@ -287,6 +292,7 @@ int run(const Args& a) {
   RunOptions ro;
   ro.threads = a.threads;
   ro.force_threads = a.force_threads;
+  ro.check = a.check;
   ProgressLine progress;
   const bool show_progress = !a.quiet && isatty(STDERR_FILENO) != 0;
   if (show_progress) ro.progress = [&](const Progress& p) { progress.update(p); };
@@ -318,6 +324,9 @@ int run(const Args& a) {
   if (r.status == RunStatus::kQpError) {
     std::cerr << "rdmasim: " << r.qp_errors
               << " QP(s) ran out of retries and entered the error state; their flows failed\n";
+  }
+  if (r.status == RunStatus::kInvariantViolated) {
+    std::cerr << "rdmasim: internal error: " << r.invariant << " (please report it)\n";
   }
   return exit_code(r.status);
 }

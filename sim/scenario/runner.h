@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "sim/invariants.h"
 #include "sim/scenario/run_result.h"
 #include "sim/scenario/scenario.h"
 #include "sim/simulation.h"
@@ -47,6 +48,10 @@ struct RunOptions {
   // dispatched, checked every 4096 events; 0: no limit. For the fuzz target
   // that runs mutated scenarios (test/fuzz/), where a run must stay short.
   uint64_t max_events = 0;
+  // Checks the invariants (sim/invariants.h) while running and at the end;
+  // a violation ends the run with status invariant_violated. On by default
+  // in Debug builds; the tests turn it on (test/support).
+  bool check = kChecksByDefault;
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});
