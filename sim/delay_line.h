@@ -29,6 +29,11 @@ class DelayLine {
 
   Time delay() const { return delay_; }
   size_t size() const { return ring_.size(); }
+  // Calls f(const Packet&) for every packet in the line, oldest first.
+  template <class F>
+  void for_each(F f) const {
+    for (size_t i = 0; i < ring_.size(); ++i) f(*ring_[i].packet);
+  }
   // Drops everything in the line (e.g. the frames on a cable that breaks).
   size_t clear() {
     const size_t n = ring_.size();

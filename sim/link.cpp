@@ -38,6 +38,7 @@ Time Link::transmit(PacketHandle p) {
   }
   if (!up_) {
     ++counters_.lost_down;
+    if (sender_losses_) sender_losses_->add(*p);
     return tx_end_;
   }
   if (ber_ > 0 &&
@@ -59,6 +60,10 @@ Time Link::transmit(PacketHandle p) {
 }
 
 void Link::setup() {
+  if (sim().checks()) {
+    losses_ = std::make_unique<LossLedger>();
+    sender_losses_ = std::make_unique<LossLedger>();
+  }
   if (sender_ == &ctx()) return;
   channel_ = &sender_->channel_to(ctx(), propagation_.delay());
   sim().limit_lookahead(propagation_.delay());
@@ -73,6 +78,7 @@ void Link::hand_over(Time due, Packet* p) {
 void Link::deliver(PacketHandle p) {
   if ((p->flags & kFlagCorrupted) != 0) {
     ++counters_.corrupted;
+    if (losses_) losses_->add(*p);
     return;
   }
   to_->receive(to_port_, std::move(p));
@@ -82,7 +88,10 @@ void Link::set_up(bool up) {
   // Faults run between phases, once every channel has been emptied into
   // the links: the frames on the cable are all in the line.
   assert(channel_ == nullptr || channel_->size() == 0);
-  if (up_ && !up) counters_.lost_down += propagation_.clear();
+  if (up_ && !up) {
+    if (losses_) propagation_.for_each([&](const Packet& p) { losses_->add(p); });
+    counters_.lost_down += propagation_.clear();
+  }
   up_ = up;
 }
 

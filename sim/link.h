@@ -26,10 +26,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 
 #include "sim/delay_line.h"
 #include "sim/event.h"
+#include "sim/invariants.h"
 #include "sim/packet.h"
 #include "sim/simulation.h"
 #include "sim/units.h"
@@ -63,6 +66,17 @@ class Link : public Component {
   bool idle() const { return sender_->now() >= tx_end_; }
   size_t in_flight() const { return propagation_.size(); }
   const LinkCounters& counters() const { return counters_; }
+  // With checks on (sim/invariants.h, flow_bytes): the data payload in
+  // flight on the link, and what it lost, by sending QP (LossLedger::key).
+  void add_in_flight(std::map<uint64_t, int64_t>& to) const {
+    propagation_.for_each([&](const Packet& p) {
+      if (p.kind == PacketKind::kData) to[LossLedger::key(p.src, p.src_qpn)] += p.payload_bytes;
+    });
+  }
+  void add_losses(std::map<uint64_t, int64_t>& to) const {
+    if (losses_) losses_->add_to(to);
+    if (sender_losses_) sender_losses_->add_to(to);
+  }
 
   Time transmit(PacketHandle p);
 
@@ -80,6 +94,7 @@ class Link : public Component {
   void set_up(bool up);
   // Bit error rate; 0 turns corruption off. Draws from the link's own stream.
   void set_bit_error_rate(double ber);
+  double bit_error_rate() const { return ber_; }
   // The receiver forwards cut-through: deliver each frame once `header`
   // bytes have arrived (0: store-and-forward, at the last bit), with
   // Packet::rx_end telling when the last bit arrives.
@@ -113,6 +128,10 @@ class Link : public Component {
   uint32_t to_port_ = 0;
   double log1m_ber_ = 0;  // log(1 - BER), so a frame's survival is exp(bits * log1m_ber_)
   RngStream rng_;
+  // With checks on: what the link lost, on the receiver's side (corrupted,
+  // caught by a failure) and on the sender's (sent into a link that is down),
+  // kept apart since the two sides may run on different threads.
+  std::unique_ptr<LossLedger> losses_, sender_losses_;
 };
 
 }  // namespace rdmasim

@@ -135,6 +135,20 @@ uint32_t Simulation::register_component(Component* c) {
   return static_cast<uint32_t>(components_.size() - 1);
 }
 
+void Simulation::set_checks(bool on) {
+  if (phase_ != Phase::kBuild) throw std::logic_error("set_checks() after setup()");
+  checks_ = on;
+}
+
+void Partition::scheduled_in_past(const Event& e, Time t) const {
+  if (!sim_.checks()) return;
+  const auto& all = sim_.components();
+  const std::string who =
+      e.tag() < all.size() ? all[e.tag()]->name() : "event tag " + std::to_string(e.tag());
+  throw InvariantViolation("event_in_past", who, now_,
+                           "an event scheduled for t=" + to_string(t) + ", before now");
+}
+
 void Simulation::set_partitions(uint32_t n) {
   if (phase_ != Phase::kBuild) throw std::logic_error("set_partitions() after setup()");
   if (n < 1) throw std::invalid_argument("a simulation needs at least one partition");

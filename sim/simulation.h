@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "sim/event_queue.h"
+#include "sim/invariants.h"
 #include "sim/packet.h"
 #include "sim/partition.h"
 #include "sim/rng.h"
@@ -112,6 +113,12 @@ class Simulation {
   uint64_t seed() const { return seed_; }
   // The random stream of the component named `name` (see sim/rng.h).
   RngStream rng_stream(std::string_view name) const { return RngStream(seed_, name); }
+
+  // ---- invariant checks (sim/invariants.h) ----
+  // On by default in Debug builds; before setup(). Components read it in
+  // setup() and keep their own bool.
+  void set_checks(bool on);
+  bool checks() const { return checks_; }
 
   // ---- partitioning (contract 5) ----
   // n >= 1 partitions, run on n threads; before setup().
@@ -209,6 +216,7 @@ class Simulation {
   RunEnd run_partitioned(Time stop_at);
 
   uint64_t seed_;
+  bool checks_ = kChecksByDefault;
   Phase phase_ = Phase::kBuild;
   bool stop_requested_ = false;
   int64_t holds_ = 0;         // Partition::hold() calls, all partitions

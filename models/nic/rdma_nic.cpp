@@ -35,6 +35,7 @@ uint32_t RdmaNic::create_qp(CompletionHandler* completions) {
 }
 
 void RdmaNic::setup() {
+  checks_ = sim().checks();
   ports_.clear();
   for (uint32_t i = 0; i < num_ports(); ++i) {
     ports_.push_back(std::make_unique<PortState>(this, i, id(), kEthernetPriorities));
@@ -230,6 +231,8 @@ PacketHandle RdmaNic::make(PacketKind kind, RcOpcode op, uint32_t payload, const
   p->flow_hash = q.flow_hash();
   p->src_qpn = q.qpn();
   p->dst_qpn = q.remote_qpn();
+  if (checks_ && kind == PacketKind::kData) [[unlikely]]
+    wire_payload_of(q.qpn()).sent += payload;
   return p;
 }
 
@@ -244,6 +247,11 @@ void RdmaNic::receive(uint32_t port_index, PacketHandle p) {
     return;
   }
   assert(p->dst == host_);
+  if (checks_ && p->kind == PacketKind::kData) [[unlikely]] {
+    // Only QPs this NIC has (a packet for another is not a flow's).
+    if (p->dst_qpn >= kFirstQpn && p->dst_qpn - kFirstQpn < qps_.size())
+      wire_payload_of(p->dst_qpn).received += p->payload_bytes;
+  }
   if (!ps.rx.enabled()) {
     dispatch(std::move(p));
     return;

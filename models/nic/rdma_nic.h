@@ -112,6 +112,18 @@ class RdmaNic : public Node, private ControlSink {
   QueuePair& qp(uint32_t qpn) { return qps_[qpn - kFirstQpn]->qp; }
   const QueuePair& qp(uint32_t qpn) const { return qps_[qpn - kFirstQpn]->qp; }
   size_t num_qps() const { return qps_.size(); }
+  // With checks on (sim/invariants.h, flow_bytes): payload bytes of the data
+  // packets (WRITE/SEND data, READ responses) QP `qpn` put on the wire, and
+  // of those that arrived at this NIC for it (before its receive buffer).
+  // Zero with checks off.
+  struct WirePayload {
+    int64_t sent = 0;
+    int64_t received = 0;
+  };
+  WirePayload wire_payload(uint32_t qpn) const {
+    const size_t i = qpn - kFirstQpn;
+    return i < wire_payload_.size() ? wire_payload_[i] : WirePayload{};
+  }
   // Posts a work request on a connected QP.
   void post(uint32_t qpn, const WorkRequest& wr);
   // Posts `n` receive WQEs on QP `qpn` (in addition to receive_queue_depth).
@@ -271,6 +283,13 @@ class RdmaNic : public Node, private ControlSink {
   std::vector<std::unique_ptr<QpSlot>> qps_;
   std::vector<std::unique_ptr<PortState>> ports_;
   NicCounters counters_;
+  bool checks_ = false;                    // sim().checks(), read at setup
+  std::vector<WirePayload> wire_payload_;  // by QPN - kFirstQpn, with checks on
+  WirePayload& wire_payload_of(uint32_t qpn) {
+    const size_t i = qpn - kFirstQpn;
+    if (i >= wire_payload_.size()) wire_payload_.resize(i + 1);
+    return wire_payload_[i];
+  }
   const EgressSelector* egress_ = nullptr;
   uint64_t next_message_id_ = 0;
 };

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/config_error.h"
+#include "sim/invariants.h"
 
 namespace rdmasim {
 
@@ -101,6 +102,8 @@ DropReason Mmu::admit(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint
   q(out_port, out_prio).egress += b;
   used_ += b;
   peak_used_ = std::max(peak_used_, used_);
+  if (checks_) [[unlikely]]
+    audit(in_port, in_prio, out_port, out_prio);
   return DropReason::kNone;
 }
 
@@ -119,6 +122,40 @@ void Mmu::release(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t 
   shared_used_ -= from_shared;
   q(out_port, out_prio).egress -= b;
   used_ -= b;
+  if (checks_) [[unlikely]]
+    audit(in_port, in_prio, out_port, out_prio);
+}
+
+void Mmu::audit(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t out_prio) const {
+  const Queue& in = q(in_port, in_prio);
+  const Queue& out = q(out_port, out_prio);
+  const int64_t buffer = cfg_.buffer.count();
+  std::string where;
+  std::string what;
+  auto port = [](uint32_t p, uint8_t pr) {
+    return "port " + std::to_string(p) + " priority " + std::to_string(pr);
+  };
+  if (in.bytes < 0 || in.headroom_used < 0 || in.headroom_used > headroom_[in_port].count()) {
+    where = port(in_port, in_prio) + " (ingress)";
+    what = "reserve+shared " + std::to_string(in.bytes) + " B, headroom " +
+           std::to_string(in.headroom_used) + " B of " +
+           std::to_string(headroom_[in_port].count()) + " B";
+  } else if (out.egress < 0 || out.egress > buffer) {
+    where = port(out_port, out_prio) + " (egress)";
+    what = "egress count " + std::to_string(out.egress) + " B, buffer " + std::to_string(buffer) +
+           " B";
+  } else if (used_ < 0 || used_ > buffer || shared_used_ < 0 || shared_used_ > pool_) {
+    where = "the buffer";
+    what = "used " + std::to_string(used_) + " B of " + std::to_string(buffer) +
+           " B, shared pool " + std::to_string(shared_used_) + " B of " + std::to_string(pool_) +
+           " B";
+  } else {
+    return;
+  }
+  const std::string who = owner_ != nullptr ? owner_->name() : std::string("mmu");
+  throw InvariantViolation("buffer_accounting", who + " " + where,
+                           owner_ != nullptr ? owner_->ctx().now() : Time::zero(),
+                           what + " (expected 0 <= count <= its bound)");
 }
 
 bool Mmu::xoff_due(uint32_t port, uint8_t prio) const {

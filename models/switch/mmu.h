@@ -26,6 +26,10 @@
 // Contract: admit() and release() are called once per packet with the same
 // arguments; the caller's PFC policy (models/flow_control/pfc.h) asks
 // xoff_due() while it is not pausing a queue and xon_due() while it is.
+// With checks on (enable_checks; sim/invariants.h, buffer_accounting) every
+// admit() and release() checks the counts it touched: none negative, a
+// queue's headroom within its headroom, everything within the buffer and
+// the shared pool; a violation throws InvariantViolation.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +37,7 @@
 
 #include "models/flow_control/link_flow_control.h"
 #include "models/switch/switch_config.h"
+#include "sim/simulation.h"
 
 namespace rdmasim {
 
@@ -67,6 +72,17 @@ class Mmu {
                    uint32_t bytes);
   void release(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t out_prio,
                uint32_t bytes);
+
+  // Turns the buffer_accounting checks on; `owner` names the switch and
+  // gives the time in a report.
+  void enable_checks(const Component& owner) {
+    owner_ = &owner;
+    checks_ = true;
+  }
+  // The check itself (also for tests): throws InvariantViolation if a count
+  // of (in_port, in_prio), (out_port, out_prio) or the totals is out of
+  // bounds.
+  void audit(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t out_prio) const;
 
   // Starts fetching the counters of (port, prio) (a hint; changes nothing).
   void prefetch(uint32_t port, uint8_t prio) const { __builtin_prefetch(&q(port, prio), 1); }
@@ -122,8 +138,10 @@ class Mmu {
   int64_t shared_used_ = 0;
   int64_t used_ = 0;
   int64_t peak_used_ = 0;
-  uint8_t lane_shift_;  // log2 of the queues a port takes in q_
+  uint8_t lane_shift_;   // log2 of the queues a port takes in q_
+  bool checks_ = false;  // enable_checks()
   // ---- the rest ----
+  const Component* owner_ = nullptr;
   std::vector<Queue> queues_;
   std::vector<Bytes> headroom_;
   // Per (port, priority), apart from Queue (written only when headroom is

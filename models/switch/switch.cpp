@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "models/proto/wire_format.h"
+#include "sim/invariants.h"
 #include "sim/link.h"
 
 namespace rdmasim {
@@ -37,6 +38,11 @@ uint64_t ecmp_seed(uint64_t sim_seed, const std::string& name, const SwitchConfi
 Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
                    Time neighbour_response) {
   if (cfg.pfc.headroom.count() > 0) return cfg.pfc.headroom;
+  return auto_pfc_headroom(cfg, rate, cable_delay, neighbour_response);
+}
+
+Bytes auto_pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
+                        Time neighbour_response) {
   // The worst case of Cisco white paper c11-542809 (the common derivation;
   // IEEE 802.1Qbb's informative annex on PFC buffer requirements), in bits:
   //   2 L R / v + D_resp + 8 (MTU_any + 20) + 8 (64 + 20) + 8 (MTU_lossless + 20)
@@ -68,6 +74,11 @@ Bytes Switch::headroom_for(uint32_t port) const {
   return pfc_headroom(cfg_, l->rate(), l->delay(), l->to()->pfc_response_delay());
 }
 
+Bytes Switch::auto_headroom_for(uint32_t port) const {
+  const Link* l = this->port(port).link();
+  return auto_pfc_headroom(cfg_, l->rate(), l->delay(), l->to()->pfc_response_delay());
+}
+
 template <uint8_t kPoint>
 void Switch::run_hooks(Packet& p, uint32_t port) {
   const size_t k = (size_t{port} * lanes_ + p.priority) * 2 + (kPoint == EgressHook::kAtDequeue);
@@ -97,7 +108,14 @@ void Switch::setup() {
     ports_[i].fc.attach(ctx(), *this, i, id(), port(i).link()->rate(), pfc);
     headroom[i] = headroom_for(i);
   }
+  // Ports whose configured headroom is below the automatic value: a lossless
+  // drop there is counted, not a violation (lossless_drop, sim/invariants.h).
+  headroom_below_auto_.assign(n, false);
+  for (uint32_t i = 0; i < n; ++i) headroom_below_auto_[i] = headroom[i] < auto_headroom_for(i);
+  checks_ = sim().checks();
+  if (checks_) losses_ = std::make_unique<LossLedger>();
   mmu_ = std::make_unique<Mmu>(cfg_, n, std::move(headroom), lanes_);
+  if (checks_) mmu_->enable_checks(*this);
   hot_.mmu = mmu_.get();
   hot_.ports = ports_.data();
   for (uint32_t i = 0; i < n; ++i) port(i).set_state_hint(&ports_[i]);
@@ -220,6 +238,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
   const int64_t egress = route(*p, port);
   if (egress < 0) {
     ++counters_.dropped_no_route;
+    if (losses_) losses_->add(*p);
     if (drop_probe.attached())
       drop_probe.emit(
           DropEvent{ctx().now(), id(), port, in_prio, DropReason::kNoRoute, p->wire_bytes});
@@ -257,6 +276,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
   const uint32_t bytes = hot_.mmu->charge(HeaderSet(p->headers).frame_bytes_of_wire(p->wire_bytes));
   const DropReason verdict = hot_.mmu->admit(port, in_prio, out_port, out_prio, bytes);
   if (verdict != DropReason::kNone) {
+    if (verdict == DropReason::kHeadroom) lossless_drop(port, in_prio, *p);
     drop(std::move(p), out_port, out_prio, verdict);
     return;
   }
@@ -351,8 +371,43 @@ Time Switch::next_pull(uint32_t port, Time frame_end) const {
 
 void Switch::drop(PacketHandle p, uint32_t port, uint8_t prio, DropReason why) {
   ++ports_[port].events[prio].drops[static_cast<size_t>(why)];
+  if (losses_) losses_->add(*p);
   if (drop_probe.attached())
     drop_probe.emit(DropEvent{ctx().now(), id(), port, prio, why, p->wire_bytes});
+}
+
+void Switch::add_in_flight(std::map<uint64_t, int64_t>& to) const {
+  auto add = [&](const Packet& p) {
+    if (p.kind == PacketKind::kData) to[LossLedger::key(p.src, p.src_qpn)] += p.payload_bytes;
+  };
+  pipeline_.for_each(add);
+  for (const Port& pt : ports_) {
+    for (uint8_t pr = 0; pr < lanes_; ++pr) {
+      for (size_t n = 0; n < pt.queues.packets(pr); ++n) add(pt.queues.packet(pr, n));
+    }
+  }
+}
+
+void Switch::lossless_drop(uint32_t in_port, uint8_t in_prio, const Packet& p) {
+  if (headroom_below_auto_[in_port]) {
+    ++counters_.lossless_drops_headroom_below_automatic;
+    return;
+  }
+  if (!checks_) return;
+  // A pause lost on its way (the cable down, or bit errors on it) lets the
+  // neighbour go on sending: a drop then is what the fault does, not a bug.
+  const Link& out = *port(in_port).link();
+  if (out.counters().lost_down > 0 || out.bit_error_rate() > 0) return;
+  const Bytes auto_headroom = auto_headroom_for(in_port);
+  throw InvariantViolation(
+      "lossless_drop",
+      name() + " port " + std::to_string(in_port) + " priority " + std::to_string(in_prio),
+      ctx().now(),
+      "a " + std::to_string(p.wire_bytes) + " B frame dropped for want of headroom (" +
+          std::to_string(mmu_->headroom_used(in_port, in_prio)) + " B of " +
+          std::to_string(mmu_->headroom(in_port).count()) +
+          " B in use), though the headroom is not below the automatic " +
+          std::to_string(auto_headroom.count()) + " B");
 }
 
 void Switch::emit_link_control(uint32_t port, PacketHandle frame) {

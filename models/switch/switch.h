@@ -26,6 +26,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,7 @@
 #include "models/switch/mmu.h"
 #include "models/switch/switch_config.h"
 #include "sim/delay_line.h"
+#include "sim/invariants.h"
 #include "sim/node.h"
 #include "sim/probe.h"
 #include "sim/ring.h"
@@ -50,6 +52,10 @@ struct SwitchCounters {
   uint64_t pfc_sent = 0;      // pause and resume frames sent
   uint64_t pfc_received = 0;  // pause and resume frames received
   uint64_t ecn_marked = 0;
+  // Lossless drops (DropReason::kHeadroom) on ports whose configured
+  // headroom is below the automatic value (pfc_headroom): expected there;
+  // elsewhere such a drop violates lossless_drop (sim/invariants.h).
+  uint64_t lossless_drops_headroom_below_automatic = 0;
 };
 
 // Per egress port and priority.
@@ -86,6 +92,9 @@ struct DropEvent {
 // worst-case formula (docs/switch.md, "Headroom auto") when that is 0.
 Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
                    Time neighbour_response);
+// The worst-case formula alone, whatever `pfc.headroom` says.
+Bytes auto_pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
+                        Time neighbour_response);
 
 // The seed switch `name` of a simulation seeded `sim_seed` salts its ECMP
 // hash with: its own stream's first draw, or one for all switches when
@@ -143,6 +152,13 @@ class Switch : public Node, private ControlSink {
   // Are we pausing our upstream neighbour on (port, prio)?
   bool pausing(uint32_t port, uint8_t prio) const { return ports_[port].fc.holding(prio); }
   uint64_t drops(DropReason r) const;
+  // With checks on (sim/invariants.h, flow_bytes): the data payload the
+  // switch holds (pipeline and egress queues), and what it dropped, by
+  // sending QP (LossLedger::key).
+  void add_in_flight(std::map<uint64_t, int64_t>& to) const;
+  void add_losses(std::map<uint64_t, int64_t>& to) const {
+    if (losses_) losses_->add_to(to);
+  }
 
   Probe<const PfcEvent&> pfc_probe;
   Probe<const DropEvent&> drop_probe;
@@ -167,6 +183,11 @@ class Switch : public Node, private ControlSink {
   void run_hooks(Packet& p, uint32_t port);
   int64_t route(const Packet& p, uint32_t in_port);
   Bytes headroom_for(uint32_t port) const;
+  Bytes auto_headroom_for(uint32_t port) const;
+  // A lossless frame the MMU dropped at ingress (in_port, in_prio): counted
+  // if the port's headroom is below the automatic value, else a violation
+  // (with checks on).
+  void lossless_drop(uint32_t in_port, uint8_t in_prio, const Packet& p);
 
   // Counters of one egress queue not touched per packet (those that are
   // live in EgressQueues).
@@ -216,6 +237,9 @@ class Switch : public Node, private ControlSink {
   DelayLine<Switch, &Switch::forward> pipeline_;
   MemberEvent<Switch, &Switch::on_watchdog> watchdog_;
   SwitchCounters counters_;
+  bool checks_ = false;                    // sim().checks(), read at setup
+  std::vector<bool> headroom_below_auto_;  // per port
+  std::unique_ptr<LossLedger> losses_;     // with checks on
   // Egress hooks as registered; then, from setup(), the hooks of each
   // (port, priority, point) in registration order:
   // hook_list_[hook_index_[k] .. hook_index_[k + 1]) with

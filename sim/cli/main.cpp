@@ -1,7 +1,8 @@
 // The rdmasim command line (docs/cli.md). Exit codes: 0 complete or time
 // limit, 1 internal error, 2 bad input, 3 no progress (stalled), 4 a QP ran
 // out of retries, 5 PFC deadlock, 6 wall-time limit, 7 an output could not
-// be written, 130 and 143 interrupted by SIGINT and SIGTERM.
+// be written, 8 an invariant violated (--check), 130 and 143 interrupted by
+// SIGINT and SIGTERM.
 #include <limits.h>
 #include <signal.h>
 #include <unistd.h>
@@ -80,7 +81,7 @@ void catch_stop_signals(const std::vector<std::string>& temporaries) {
 
 const char* kUsage =
     "usage: rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] "
-    "[--force-threads] [--memory-limit SIZE] [--quiet]\n"
+    "[--force-threads] [--check] [--memory-limit SIZE] [--quiet]\n"
     "       rdmasim validate FILE [--set PATH=VALUE]... [--seed N] [--estimate] "
     "[--memory-limit SIZE]\n"
     "       rdmasim resolve FILE [--set PATH=VALUE]... [--seed N]\n"
@@ -98,7 +99,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"run",
      "rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] "
-     "[--force-threads] [--memory-limit SIZE] [--quiet]",
+     "[--force-threads] [--check] [--memory-limit SIZE] [--quiet]",
      "Runs a scenario and writes summary.json and trace.h5 (docs/cli.md)."},
     {"validate",
      "rdmasim validate FILE [--set PATH=VALUE]... [--seed N] [--estimate] [--memory-limit SIZE]",
@@ -139,6 +140,7 @@ struct Args {
   bool quiet = false;
   uint32_t threads = 1;
   bool force_threads = false;
+  bool check = kChecksByDefault;  // --check (on by default in Debug builds)
   std::string dot;
   bool summary = false;
   std::string key_path;
@@ -178,7 +180,10 @@ po::options_description options_for(const std::string& command) {
         "threads", po::value<std::string>(), "run the network split over N threads (default 1)")(
         "force-threads", po::bool_switch(),
         "keep the threads even when the first phase shows too few events per partition per "
-        "lookahead for them to pay");
+        "lookahead for them to pay")(
+        "check", po::bool_switch(),
+        "check the simulator's invariants while running (exit 8 if one is violated; "
+        "docs/reliability.md)");
   }
   if (command == "topo") {
     opts.add_options()("dot", po::value<std::string>(),
@@ -240,6 +245,7 @@ Args parse(const std::string& command, int argc, char** argv) {
     a.threads = static_cast<uint32_t>(n);
   }
   if (vm.count("force-threads")) a.force_threads = vm["force-threads"].as<bool>();
+  if (vm.count("check") && vm["check"].as<bool>()) a.check = true;
   if (vm.count("memory-limit")) {
     a.memory_limit = vm["memory-limit"].as<std::string>();
     const Parsed<Bytes> b = parse_bytes(a.memory_limit);
@@ -343,6 +349,7 @@ int run(const Args& a) {
   ro.threads = a.threads;
   ro.force_threads = a.force_threads;
   ro.stop_signal = &g_stop_signal;
+  ro.check = a.check;
   ProgressLine progress;
   const bool show_progress = !a.quiet && isatty(STDERR_FILENO) != 0;
   if (show_progress) ro.progress = [&](const Progress& p) { progress.update(p); };
@@ -383,6 +390,9 @@ int run(const Args& a) {
   // A signal, even one that came after the run ended, ends the process as
   // shells report a signal: 128 + its number.
   if (const int sig = g_stop_signal.load(); sig != 0) return 128 + sig;
+  if (r.status == RunStatus::kInvariantViolated) {
+    std::cerr << "rdmasim: internal error: " << r.invariant << " (please report it)\n";
+  }
   return exit_code(r.status);
 }
 

@@ -159,6 +159,13 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
       {"total", r.total_drops()}, {"link_down", r.link_lost_down}, {"corrupted", r.link_corrupted}};
   for (const auto& [reason, n] : r.switch_drops) drops[reason] = n;
   j["drops"] = std::move(drops);
+  // Of the headroom drops, those on ports whose headroom is configured below
+  // the automatic value (sim/invariants.h, lossless_drop); not a reason of
+  // its own, so not in "drops", whose reasons sum to the total.
+  j["lossless_drops_headroom_below_automatic"] = r.lossless_drops_headroom_below_automatic;
+  // Invariant checks (docs/reliability.md): whether they ran, and the
+  // violation's line (status invariant_violated).
+  j["invariants"] = {{"checked", r.checked}, {"violation", r.invariant}};
   j["pfc_frames_sent"] = r.pfc_frames_sent;
   j["ecn_marked"] = r.ecn_marked;
   j["cc"] = {{"cnps_sent", r.cc.cnps_sent},
@@ -342,6 +349,7 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
   const FlowStats s = flow_stats(r);
   std::string out = fmt::format("rdmasim {}: {} (seed {}): {}\n", version(), sc.name, sc.seed,
                                 to_string(r.status));
+  if (!r.invariant.empty()) out += "  " + r.invariant + "\n";
   const double loop = std::max(r.wall.event_seconds, 1e-9);
   out += fmt::format(
       "  simulated {} in {:.3f} s wall ({:.3f} s building): {} events ({:.2f} M/s), {} packet-hops "

@@ -29,6 +29,9 @@ enum class RunStatus : uint8_t {
   // "Signals and limits").
   kInterrupted,    // SIGINT or SIGTERM (RunOptions::stop_signal)
   kWallTimeLimit,  // stop.wall_time reached first
+  // An invariant check failed (sim/invariants.h): a bug of the simulator;
+  // RunResult::invariant says which. Only with checks on.
+  kInvariantViolated,
 };
 const char* to_string(RunStatus s);
 // Process exit code for a status (docs/scenario.md, "Exit codes");
@@ -182,6 +185,12 @@ struct RunResult {
     for (const auto& [reason, count] : switch_drops) n += count;
     return n;
   }
+  // Lossless drops on ports whose configured headroom is below the
+  // automatic value (SwitchCounters): expected, not a violation.
+  uint64_t lossless_drops_headroom_below_automatic = 0;
+  // The violated invariant's line (status kInvariantViolated), else empty.
+  std::string invariant;
+  bool checked = false;          // the run's invariants were checked (RunOptions::check)
   uint64_t pfc_frames_sent = 0;  // by switches (pause and resume)
   uint64_t ecn_marked = 0;
   // Congestion notification at the NICs (NicCounters, summed) and the cuts

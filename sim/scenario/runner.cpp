@@ -21,6 +21,7 @@
 #include "sim/scenario/fabric_builder.h"
 #include "sim/scenario/fault_injector.h"
 #include "sim/scenario/ideal_fct.h"
+#include "sim/scenario/invariant_checks.h"
 #include "sim/scenario/window_recorder.h"
 #include "sim/scenario/workloads.h"
 #include "topologies/partition.h"
@@ -43,11 +44,14 @@ const char* to_string(RunStatus s) {
       return "interrupted";
     case RunStatus::kWallTimeLimit:
       return "wall_time_limit";
+    case RunStatus::kInvariantViolated:
+      return "invariant_violated";
   }
   return "?";
 }
 
 int exit_code(RunStatus s) {
+  if (s == RunStatus::kInvariantViolated) return kInvariantExitCode;
   if (s == RunStatus::kStalled) return 3;
   if (s == RunStatus::kDeadlock) return 5;
   if (s == RunStatus::kWallTimeLimit) return 6;
@@ -328,6 +332,8 @@ void collect_switches(RunResult& r, const Scenario& sc, const Fabric& fabric) {
     r.pfc_frames_sent += s->counters().pfc_sent;
     r.ecn_marked += s->counters().ecn_marked;
     r.switch_buffer_peak = std::max(r.switch_buffer_peak, s->mmu().peak_used());
+    r.lossless_drops_headroom_below_automatic +=
+        s->counters().lossless_drops_headroom_below_automatic;
   }
   r.switch_buffer_size = sc.fabric.sw.buffer.count();
 }
@@ -450,6 +456,19 @@ void collect_flows(RunResult& r, const Scenario& sc, const Fabric& fabric,
   }
 }
 
+// The invariants checked once the run is over (sim/scenario/invariant_checks.h):
+// the violation's line, or empty.
+std::string check_end_of_run(const RunResult& r, const Fabric& fabric,
+                             const FlowGenerator& traffic) {
+  try {
+    check_qp_end_states(r.status, gather_qp_ends(fabric, traffic), r.sim_time);
+    check_flow_bytes(gather_flow_bytes(fabric, traffic), r.sim_time);
+  } catch (const InvariantViolation& v) {
+    return v.what();
+  }
+  return {};
+}
+
 }  // namespace
 
 void collect_collectives(RunResult& r, const Workloads& workloads) {
@@ -509,6 +528,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
 
   // Build: the devices, then the workloads on their NICs.
   Simulation sim(sc.seed);
+  sim.set_checks(options.check);
   const Fabric fabric = build_fabric(sim, sc, format);
   Workloads workloads = build_workloads(sim, sc, fabric.nics);
   if (options.add_workloads) options.add_workloads(sim, fabric.nics, workloads.all);
@@ -564,7 +584,14 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   if (options.on_built) options.on_built(sim, fabric.switches);
   sim.setup();
   const auto loop_start = std::chrono::steady_clock::now();
-  const RunEnd end = sim.run(sc.stop.time);
+  // A violated invariant stops the run; what was gathered is still collected.
+  std::string violation;
+  RunEnd end = RunEnd::kStopped;
+  try {
+    end = sim.run(sc.stop.time);
+  } catch (const InvariantViolation& v) {
+    violation = v.what();
+  }
   const auto loop_end = std::chrono::steady_clock::now();
   sim.finish();
 
@@ -599,6 +626,12 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   collect_links(r, sc, fabric, recorders.window_start(), recorders.window_end());
   collect_flows(r, sc, fabric, *workloads.flows, recorders, format);
   collect_collectives(r, workloads);
+  r.checked = options.check;
+  if (options.check && violation.empty()) violation = check_end_of_run(r, fabric, *workloads.flows);
+  if (!violation.empty()) {
+    r.status = RunStatus::kInvariantViolated;
+    r.invariant = violation;
+  }
 
   r.wall.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

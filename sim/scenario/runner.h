@@ -10,6 +10,7 @@
 #include <functional>
 #include <vector>
 
+#include "sim/invariants.h"
 #include "sim/scenario/run_result.h"
 #include "sim/scenario/scenario.h"
 #include "sim/simulation.h"
@@ -52,6 +53,10 @@ struct RunOptions {
   // is non-zero (a signal handler sets it to the signal's number) the run
   // stops at that point with status interrupted. Null: never.
   const std::atomic<int>* stop_signal = nullptr;
+  // Checks the invariants (sim/invariants.h) while running and at the end;
+  // a violation ends the run with status invariant_violated. On by default
+  // in Debug builds; the tests turn it on (test/support).
+  bool check = kChecksByDefault;
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});

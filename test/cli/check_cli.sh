@@ -382,6 +382,26 @@ EOF
     run validate "$quickstart"
     expect_code 0
     ;;
+  check)
+    # --check runs the invariants (docs/reliability.md) and says so; a
+    # lossy incast with its drops and retransmissions passes them (flow bytes
+    # conserved with drops in the count; every QP complete).
+    good_run "$tmp/out" --check
+    run run "$src/scenarios/lossy_incast.json" --out "$tmp/lossy" --check --quiet
+    expect_code 0
+    "$python" - "$tmp/out/summary.json" "$tmp/lossy/summary.json" <<'EOF' || fail "$shown: summary.json does not say the invariants were checked"
+import json, sys
+for path in sys.argv[1:]:
+    with open(path) as f:
+        s = json.load(f)
+    if s.get("invariants") != {"checked": True, "violation": ""}:
+        sys.exit("%s: invariants is %r" % (path, s.get("invariants")))
+    if s.get("lossless_drops_headroom_below_automatic") != 0:
+        sys.exit("%s: lossless drops below the automatic headroom" % path)
+EOF
+    run run --help
+    grep -q -- "--check" "$tmp/stdout" || { dump; fail "$shown: --help does not list --check"; }
+    ;;
   *)
     fail "unknown check (expected version, help, describe, resolve, schema, no-arguments, unknown-command, set-without-equals, out-inside-file, good-run, deterministic, threads-bad or threads-deterministic)"
     ;;

@@ -23,7 +23,7 @@ counts=""
 for n in 1 $asked; do
   force=""
   [ "$n" -eq 2 ] && force="--force-threads"
-  "$rdmasim" run "$scenario" --out "$tmp/t$n" --threads "$n" $force --quiet 2>"$tmp/err"
+  "$rdmasim" run "$scenario" --out "$tmp/t$n" --threads "$n" $force --check --quiet 2>"$tmp/err"
   code=$?
   # More threads than hosts is refused: fewer counts to compare.
   if [ "$code" -eq 2 ] && grep -q "more than the scenario's" "$tmp/err"; then continue; fi

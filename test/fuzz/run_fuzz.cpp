@@ -1,7 +1,7 @@
 // libFuzzer target: loads a (mutated) scenario as load_fuzz.cpp does, then
 // builds it and runs its first simulated microseconds, so the fuzzer reaches
 // the models (NICs, switches, PFC, faults, traffic) and the summary, not only
-// the parser. Input format: fuzz_input.h.
+// the parser, with the invariant checks on. Input format: fuzz_input.h.
 //
 // To keep every run short: scenarios with more than kMaxNodes nodes or
 // kMaxFlows flows are only loaded, the run stops at kRunFor (or the
@@ -44,7 +44,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     stage = "the run";
     RunOptions run;
     run.max_events = kMaxEvents;
+    run.check = true;  // an invariant violated is a finding (sim/invariants.h)
     const RunResult r = run_scenario(sc, run);
+    if (r.status == RunStatus::kInvariantViolated) {
+      std::fprintf(stderr, "run_fuzz: %s\n", r.invariant.c_str());
+      std::abort();
+    }
     stage = "the summary";
     (void)summary_json(sc, r);
     (void)human_summary(sc, r);

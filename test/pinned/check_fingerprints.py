@@ -41,7 +41,9 @@ def scenarios(src):
 
 def measure(rdmasim, path, stop, tmp):
     out = Path(tmp) / path.stem
-    cmd = [rdmasim, "run", str(path), "--out", str(out), "--quiet"]
+    # --check: every example and bench scenario runs with the invariants
+    # checked (docs/reliability.md); a violation exits 7 and fails the test.
+    cmd = [rdmasim, "run", str(path), "--out", str(out), "--quiet", "--check"]
     if stop:
         cmd += ["--set", f'stop.time="{stop}"']
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -172,12 +172,12 @@ TEST_CASE("cc samples, counts and the window are the same on 1, 2 and 3 threads"
       kIncast, "t",
       LoadOptions{{"output.cc_interval=2us", R"(output.window={"start": "20us", "end": "150us"})"},
                   ""});
-  const RunResult one = run_scenario(sc);
+  const RunResult one = run_scenario(sc, testing::checked());
   REQUIRE(!one.cc_samples.empty());
   REQUIRE(one.window.queue_averages);
   for (uint32_t n : {2u, 3u}) {
     INFO(n << " threads");
-    RunOptions o;
+    RunOptions o = testing::checked();
     o.threads = n;
     const RunResult r = run_scenario(sc, o);
     CHECK(same_samples(one, r));

@@ -39,7 +39,7 @@ TEST_CASE("WRITE, SEND and READ each deliver their exact byte count", "[quick][n
   // not depend on it.
   sc.flows[2].op = Verb::kRead;
   Ran r{std::move(sc), {}};
-  r.result = run_scenario(r.scenario);
+  r.result = run_scenario(r.scenario, testing::checked());
   REQUIRE(r.result.status == RunStatus::kComplete);
   for (const FlowResult& f : r.result.flows) {
     CHECK(f.done);

@@ -113,7 +113,7 @@ class CycleQueues : public Component {
 
 Observed run_observed(const LoadOptions& o) {
   Observed out{{load_scenario_file(source_path("scenarios/pfc_deadlock.json"), o), {}}, {}, {}};
-  RunOptions ro;
+  RunOptions ro = testing::checked();
   ro.on_built = [&](Simulation& sim, const std::vector<Switch*>& switches) {
     sim.set_observer(sim.add<CycleQueues>(out.ran.scenario.topology, switches, out));
   };

@@ -41,7 +41,7 @@ TEST_CASE("a second workload on the flow generator's NICs gets its own completio
     constexpr int64_t kBytes = 64 * 1024;  // 12 x 64 KiB: longer than either flow
     ImmLog log;
     bool added = false;
-    RunOptions o;
+    RunOptions o = testing::checked();
     o.threads = threads;
     o.add_workloads = [&](Simulation& sim, const std::vector<RdmaNic*>& nics,
                           std::vector<Workload*>& all) {

@@ -121,3 +121,39 @@ TEST_CASE("components cannot be added once the simulation is set up", "[quick][s
   sim.setup();
   CHECK_THROWS_AS(sim.add<Ticker>("late", Time::ns(1), 1, &log), std::logic_error);
 }
+
+namespace {
+// At 10 ns schedules a second event for 5 ns: in the past.
+class PastScheduler : public Component {
+ public:
+  explicit PastScheduler(Simulation& sim) : Component(sim, "past") {}
+  void setup() override { ctx().schedule(first_, Time::ns(10)); }
+  void on_first() { ctx().schedule(second_, Time::ns(5)); }
+  void on_second() {}
+
+ private:
+  MemberEvent<PastScheduler, &PastScheduler::on_first> first_{this, EventClass::kTimer, id()};
+  MemberEvent<PastScheduler, &PastScheduler::on_second> second_{this, EventClass::kTimer, id()};
+};
+}  // namespace
+
+TEST_CASE("event_in_past: an event scheduled before now is reported, with checks on",
+          "[quick][simulation][invariants]") {
+  Simulation sim;
+  sim.set_checks(true);
+  sim.add<PastScheduler>();
+  sim.setup();
+  CHECK_THROWS_WITH(sim.run(),
+                    "invariant event_in_past violated at past, t=10ns: an event "
+                    "scheduled for t=5ns, before now");
+}
+
+TEST_CASE("checks are on by default exactly in Debug builds, and set before setup",
+          "[quick][simulation][invariants]") {
+  Simulation sim;
+  CHECK(sim.checks() == kChecksByDefault);
+  sim.set_checks(true);
+  CHECK(sim.checks());
+  sim.setup();
+  CHECK_THROWS_AS(sim.set_checks(false), std::logic_error);
+}

@@ -42,6 +42,7 @@ class ScenarioSim {
  public:
   explicit ScenarioSim(const Scenario& sc)
       : sc_(sc), format_(sc.fabric.ip, sc.fabric.vlan), sim(sc.seed) {
+    sim.set_checks(true);  // the invariants (sim/invariants.h), as every test runs them
     if (!sc.faults.empty()) throw std::logic_error("ScenarioSim: faults are not built");
     Fabric f = build_fabric(sim, sc, format_);
     nics = std::move(f.nics);

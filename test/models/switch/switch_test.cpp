@@ -5,6 +5,8 @@
 #include "models/nic/rdma_nic.h"
 #include "models/switch/switch.h"
 #include "sim/cable.h"
+#include "sim/invariants.h"
+#include "test/support/test_host.h"
 
 using namespace rdmasim;
 
@@ -292,4 +294,73 @@ TEST_CASE("a packet queued behind a pause that found its queue empty leaves when
       Time::ns(500) + sc.pfc.response_delay + Time::ps(int64_t{quanta} * 512 * 10);
   const Time frame = Time::ps(4178 * 8 * 10);
   CHECK(b.got.back().first == pause_end + frame + Time::us(1));
+}
+
+namespace {
+// Two TestHosts (which ignore PFC) send `packets` frames each at line rate
+// to a third through one switch, on lossless priority 3: the egress drains
+// at half the arrival rate and the pauses go unheeded, so the ingress
+// headroom fills and the switch drops.
+struct UnheededPause {
+  UnheededPause(Bytes headroom, bool checks, int packets) {
+    cfg.buffer = Bytes(1'000'000);  // less than the backlog: PFC must act
+    cfg.pfc.headroom = headroom;
+    sim.set_checks(checks);
+    sw = &sim.add<Switch>("sw", cfg);
+    std::vector<std::vector<uint32_t>> routes;
+    for (uint32_t i = 0; i < 3; ++i) {
+      hosts.push_back(&sim.add<testing::TestHost>("h" + std::to_string(i), i));
+      routes.push_back(
+          {connect(sim, *hosts.back(), *sw, BitRate::gbps(100), Time::ns(500)).b_port});
+    }
+    sw->set_forwarding_table(ForwardingTable::from_static(routes));
+    for (int k = 0; k < packets; ++k) {
+      hosts[0]->add({2, 1024});
+      hosts[1]->add({2, 1024});
+    }
+  }
+  Simulation sim;
+  SwitchConfig cfg;
+  Switch* sw;
+  std::vector<testing::TestHost*> hosts;
+};
+}  // namespace
+
+TEST_CASE("lossless_drop: a drop on a lossless priority with the automatic headroom is a violation",
+          "[quick][switch][invariants]") {
+  UnheededPause u(Bytes(0), true, 2000);
+  u.sim.setup();
+  try {
+    u.sim.run();
+    FAIL("no violation reported");
+  } catch (const InvariantViolation& v) {
+    CHECK(v.invariant() == "lossless_drop");
+    CHECK_THAT(std::string(v.what()), Catch::Contains("at sw port 0 priority 3") ||
+                                          Catch::Contains("at sw port 1 priority 3"));
+  }
+}
+
+TEST_CASE(
+    "lossless_drop: with the headroom configured below the automatic value, drops are counted",
+    "[quick][switch][invariants]") {
+  // 100 Gb/s, 500 ns of cable: the automatic headroom is about 17 KB.
+  UnheededPause u(Bytes(8192), true, 2000);
+  u.sim.setup();
+  REQUIRE(pfc_headroom(u.cfg, BitRate::gbps(100), Time::ns(500), Time::zero()) == Bytes(8192));
+  REQUIRE(auto_pfc_headroom(u.cfg, BitRate::gbps(100), Time::ns(500), Time::zero()) > Bytes(8192));
+  u.sim.run();
+  const uint64_t drops = u.sw->drops(DropReason::kHeadroom);
+  CHECK(drops > 0);
+  CHECK(u.sw->counters().lossless_drops_headroom_below_automatic == drops);
+  // Every frame is received or dropped.
+  CHECK(u.hosts[2]->received().size() + drops == 4000);
+}
+
+TEST_CASE("lossless_drop: with checks off the drop is only counted as a headroom drop",
+          "[quick][switch][invariants]") {
+  UnheededPause u(Bytes(0), false, 2000);
+  u.sim.setup();
+  u.sim.run();
+  CHECK(u.sw->drops(DropReason::kHeadroom) > 0);
+  CHECK(u.sw->counters().lossless_drops_headroom_below_automatic == 0);
 }
