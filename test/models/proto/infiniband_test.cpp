@@ -51,7 +51,7 @@ TEST_CASE("IB MTUs are the five powers of two", "[quick][wire]") {
 
 // Serialization at the 4x data rates (IBTA): bits / rate, to the picosecond.
 // 4122 B = 32,976 bits.
-TEST_CASE("IB packet wire time at EDR, HDR, NDR, XDR", "[quick][wire]") {
+TEST_CASE("IB packet wire time at EDR HDR NDR and XDR", "[quick][wire]") {
   CHECK(*parse_rate("EDR").value == BitRate::gbps(100));
   CHECK(*parse_rate("HDR").value == BitRate::gbps(200));
   CHECK(*parse_rate("NDR").value == BitRate::gbps(400));
