@@ -43,12 +43,15 @@ enum class PacketKind : uint8_t {
   kPfc = 4,   // IEEE 802.1Qbb priority flow control frame
   kReadRequest = 5,
   kRaw = 6,  // other Ethernet traffic (e.g. a lossy bulk stream in a test): carried, not consumed
+  kIbFlowControl = 7,  // InfiniBand link flow-control packet (IBA §7.9.4)
 };
 
-// A link-level control frame (PFC today; InfiniBand flow-control packets
-// later): consumed by the receiving port's flow-control policy, never
+// A link-level control frame (a PFC frame, an InfiniBand flow-control
+// packet): consumed by the receiving port's flow-control policy, never
 // forwarded, never cut through.
-constexpr bool is_link_control(PacketKind k) { return k == PacketKind::kPfc; }
+constexpr bool is_link_control(PacketKind k) {
+  return k == PacketKind::kPfc || k == PacketKind::kIbFlowControl;
+}
 
 // Bit flags on a packet.
 enum PacketFlag : uint8_t {
@@ -127,6 +130,10 @@ struct alignas(64) Packet {
     struct {                      // PFC frame
       uint16_t pfc_class_enable;  // bit p set = pause time p is valid
       uint16_t pfc_quanta[8];     // pause time per priority, in quanta of 512 bit times
+    };
+    struct {             // InfiniBand flow-control packet
+      uint64_t fc_fccl;  // credit limit granted, in 64-byte blocks (absolute, not mod 4096)
+      uint8_t fc_vl;     // the VL it is for
     };
   };
 };

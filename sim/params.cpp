@@ -75,7 +75,9 @@ std::string Param::expected() const {
     case ParamKind::kBytes:
       return "a size, e.g. \"12MB\" or 12000000" + words_suffix(*this);
     case ParamKind::kRate:
-      return "a rate, e.g. \"400Gbps\" or \"100G\"" + words_suffix(*this);
+      return "a rate, e.g. \"400Gbps\", \"100G\" or an InfiniBand 4x name (\"EDR\", \"HDR\", "
+             "\"NDR\", \"XDR\")" +
+             words_suffix(*this);
     case ParamKind::kChoice:
       return "one of " + quoted_list(choices, ", ");
     case ParamKind::kPriorities:

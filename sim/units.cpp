@@ -212,6 +212,13 @@ Parsed<Bytes> parse_bytes(std::string_view text) {
 }
 
 Parsed<BitRate> parse_rate(std::string_view text) {
+  // InfiniBand 4x data rates by generation name (IBTA; the data rate after
+  // line encoding: encoding and FEC are not modelled).
+  constexpr std::array<std::pair<std::string_view, int64_t>, 4> kIbRates{
+      {{"EDR", 100}, {"HDR", 200}, {"NDR", 400}, {"XDR", 800}}};
+  for (const auto& [name, gbps] : kIbRates) {
+    if (text == name) return Parsed<BitRate>{BitRate::gbps(gbps), {}};
+  }
   return parse_with_units<BitRate>(text, kRateUnits, false, "a rate", "bit/s",
                                    "\"400Gbps\" or \"100G\"", &BitRate::bps);
 }

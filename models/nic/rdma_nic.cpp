@@ -212,6 +212,7 @@ void RdmaNic::classify(Packet& p, PacketKind kind) const {
       p.dscp = cfg_.cnp_dscp;
       break;
     case PacketKind::kPfc:
+    case PacketKind::kIbFlowControl:
     case PacketKind::kRaw:
       break;
   }

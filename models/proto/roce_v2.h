@@ -34,29 +34,10 @@ class RoceV2Format final : public TransportFormat {
   }
 
  private:
-  // Data and request packets: RETH on WRITE first/only and READ request
-  // (IBA §9.3.3); ImmDt after it on WRITE last/only with immediate (§9.3.4);
-  // AETH on READ response first/last/only (§9.3.5).
+  // The RC packets' extended headers (rc_headers); a CNP carries 16
+  // reserved bytes after its BTH (IBA Annex A17.9.3).
   HeaderSet headers(RcOpcode op) const {
-    switch (op) {
-      case RcOpcode::kWriteFirst:
-      case RcOpcode::kWriteOnly:
-      case RcOpcode::kReadRequest:
-        return base_.with(Header::kReth);
-      case RcOpcode::kWriteOnlyImm:
-        return base_.with(Header::kReth).with(Header::kImmDt);
-      case RcOpcode::kWriteLastImm:
-        return base_.with(Header::kImmDt);
-      case RcOpcode::kReadResponseFirst:
-      case RcOpcode::kReadResponseLast:
-      case RcOpcode::kReadResponseOnly:
-      case RcOpcode::kAcknowledge:
-        return base_.with(Header::kAeth);
-      case RcOpcode::kCnp:
-        return base_.with(Header::kCnpReserved);
-      default:
-        return base_;
-    }
+    return op == RcOpcode::kCnp ? base_.with(Header::kCnpReserved) : rc_headers(base_, op);
   }
 
   HeaderSet base_;

@@ -1,7 +1,7 @@
 // TransportFormat: how a NIC's RC packets are framed on its wire: the header
 // stack of each opcode, made once, so that building a packet sums nothing.
-// RoceV2Format (roce_v2.h) is one; a native InfiniBand format (LRH | [GRH] |
-// BTH | ... | ICRC | VCRC) will be another. A NIC takes a TransportFormat,
+// RoceV2Format (roce_v2.h) is one; InfinibandFormat (infiniband.h: LRH |
+// [GRH] | BTH | ... | ICRC | VCRC) the other. A NIC takes a TransportFormat,
 // never a concrete one: the framing is data, read without a virtual call.
 #pragma once
 
@@ -34,6 +34,30 @@ class TransportFormat {
 
  protected:
   TransportFormat() = default;
+  // `base` (link, network and BTH headers, CRCs) plus the extended headers
+  // an RC packet of opcode `op` carries after its BTH, the same on RoCE v2
+  // and native IB: RETH on WRITE first/only and READ request (IBA §9.3.3);
+  // ImmDt after it on WRITE last/only with immediate (§9.3.4); AETH on READ
+  // response first/last/only and ACK (§9.3.5).
+  static constexpr HeaderSet rc_headers(HeaderSet base, RcOpcode op) {
+    switch (op) {
+      case RcOpcode::kWriteFirst:
+      case RcOpcode::kWriteOnly:
+      case RcOpcode::kReadRequest:
+        return base.with(Header::kReth);
+      case RcOpcode::kWriteOnlyImm:
+        return base.with(Header::kReth).with(Header::kImmDt);
+      case RcOpcode::kWriteLastImm:
+        return base.with(Header::kImmDt);
+      case RcOpcode::kReadResponseFirst:
+      case RcOpcode::kReadResponseLast:
+      case RcOpcode::kReadResponseOnly:
+      case RcOpcode::kAcknowledge:
+        return base.with(Header::kAeth);
+      default:
+        return base;
+    }
+  }
   // Sets the header stack of `op`.
   void set(RcOpcode op, HeaderSet h) {
     framing_[static_cast<uint8_t>(op)] = Framing{h, h.header_bytes()};

@@ -8,7 +8,8 @@
 //    802.1Q tag 4 bytes.
 //  - IPv4 20 (no options), IPv6 40, UDP 8 (RoCE v2 destination port 4791).
 //  - IBA Vol 1 ch. 9: BTH 12, RETH 16, AETH 4, ImmDt 4 (§9.3.4), ICRC 4;
-//    LRH 8, GRH 40, VCRC 2.
+//    LRH 8, GRH 40, VCRC 2; IBA Vol 1 §7.9.4: a link flow-control packet is
+//    6 bytes (Op 4 bits, FCTBS 12, VL 4, FCCL 12, LPCRC 16).
 //  - RoCE v2 CNP (IBA Annex A17.9.3): BTH (opcode 0x81) + 16 reserved bytes.
 //  - PFC (IEEE 802.1Qbb / 802.3 Annex 31D): MAC control opcode 0x0101,
 //    class-enable vector 2 bytes, eight 2-byte pause times.
@@ -40,6 +41,7 @@ enum class Header : uint8_t {
   kGrh,            // 40: IB global route header
   kVcrc,           // 2: IB variant CRC
   kImmDt,          // 4: immediate data (WRITE Last/Only with Immediate)
+  kIbFlowControl,  // 6: IB flow-control packet: Op, FCTBS, VL, FCCL (4), LPCRC (2)
   kCount
 };
 
@@ -67,6 +69,7 @@ inline constexpr std::array<HeaderInfo, static_cast<size_t>(Header::kCount)> kHe
     {"GRH", 40},
     {"VCRC", 2},
     {"ImmDt", 4},
+    {"IB flow control", 6},
 }};
 
 inline constexpr uint16_t kRoceV2UdpPort = 4791;

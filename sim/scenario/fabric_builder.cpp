@@ -14,7 +14,7 @@ std::vector<const Link*> Fabric::link_directions() const {
   return links;
 }
 
-Fabric build_fabric(Simulation& sim, const Scenario& sc, const RoceV2Format& format) {
+Fabric build_fabric(Simulation& sim, const Scenario& sc, const TransportFormat& format) {
   const Topology& topo = sc.topology;
   Fabric f;
   f.nodes.resize(topo.nodes().size());

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "models/nic/rdma_nic.h"
+#include "models/proto/infiniband.h"
 #include "models/proto/roce_v2.h"
 #include "models/switch/switch.h"
 #include "sim/cable.h"
@@ -36,6 +37,25 @@ struct Fabric {
   std::vector<const Link*> link_directions() const;
 };
 
-Fabric build_fabric(Simulation& sim, const Scenario& sc, const RoceV2Format& format);
+// The framing of a scenario's transport (`fabric.transport`), made once per
+// run; both formats are values, so choosing costs no allocation.
+class ScenarioFormat {
+ public:
+  explicit ScenarioFormat(const FabricConfig& f)
+      : roce_(f.ip, f.vlan), ib_(f.grh), infiniband_(f.transport == Transport::kInfiniband) {}
+  ScenarioFormat(const ScenarioFormat&) = delete;
+  ScenarioFormat& operator=(const ScenarioFormat&) = delete;
+  const TransportFormat& get() const {
+    if (infiniband_) return ib_;
+    return roce_;
+  }
+
+ private:
+  RoceV2Format roce_;
+  InfinibandFormat ib_;
+  bool infiniband_;
+};
+
+Fabric build_fabric(Simulation& sim, const Scenario& sc, const TransportFormat& format);
 
 }  // namespace rdmasim

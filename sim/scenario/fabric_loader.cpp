@@ -2,6 +2,7 @@
 // framing, link defaults and the switch model; `fabric.nic` is read by
 // nic_loader.cpp. Keys, defaults and ranges: scenario_params.cpp and
 // models/switch/switch_params.cpp.
+#include "models/proto/infiniband.h"
 #include "sim/scenario/loader_parts.h"
 
 namespace rdmasim {
@@ -99,6 +100,11 @@ void read_fabric(JsonReader r, FabricConfig& f) {
     roce.finish();
   }
   {
+    JsonReader ib = r.object("infiniband");
+    ib.read(f);
+    ib.finish();
+  }
+  {
     JsonReader link = r.object("link");
     link.read(f.link);
     link.finish();
@@ -118,6 +124,14 @@ void read_fabric(JsonReader r, FabricConfig& f) {
     f.nic.sr_reorder_threshold = f.sw.ecmp == EcmpMode::kHash ? 8 : f.nic.sr_window - 1;
   }
   r.finish();
+  if (f.transport == Transport::kInfiniband) {
+    // IB path MTUs are the five powers of two (IBA §7.7.8, PMTU encoding).
+    if (!is_ib_mtu(f.nic.mtu)) {
+      throw ScenarioError("fabric.mtu: " + std::to_string(f.nic.mtu) +
+                          " is not an InfiniBand MTU (expected 256, 512, 1024, 2048 or 4096)");
+    }
+    return;
+  }
   // The largest packet (a WRITE's first, with its RETH) must fit in a frame.
   const RoceV2Format format(f.ip, f.vlan);
   const uint32_t frame = format.packet(RcOpcode::kWriteFirst).frame_bytes(f.nic.mtu);

@@ -257,7 +257,7 @@ std::vector<Time> short_arrivals(std::span<const PathHop> path, const SwitchTimi
 // ---- a scenario's flows ----
 
 IdealFct::IdealFct(const Topology& topo, const Routes& routes, const NicConfig& nic,
-                   const SwitchConfig& sw, const RoceV2Format& format, uint64_t seed)
+                   const SwitchConfig& sw, const TransportFormat& format, uint64_t seed)
     : topo_(topo), nic_(nic), format_(format), router_(topo, routes, sw, seed) {
   timing_.latency = sw.latency;
   timing_.cut_through = sw.forwarding == Forwarding::kCutThrough;

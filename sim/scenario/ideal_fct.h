@@ -105,7 +105,7 @@ std::vector<Time> short_arrivals(std::span<const PathHop> path, const SwitchTimi
 class IdealFct {
  public:
   IdealFct(const Topology& topo, const Routes& routes, const NicConfig& nic, const SwitchConfig& sw,
-           const RoceV2Format& format, uint64_t seed);
+           const TransportFormat& format, uint64_t seed);
 
   // The ideal FCT of flow `f`, whose parts run on the QP pairs `parts`
   // ((requester QPN, responder QPN), in posting order).
@@ -116,7 +116,7 @@ class IdealFct {
 
   const Topology& topo_;
   const NicConfig& nic_;
-  const RoceV2Format& format_;
+  const TransportFormat& format_;
   FlowRouter router_;
   SwitchTiming timing_;
 };

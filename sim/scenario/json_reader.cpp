@@ -541,9 +541,10 @@ JsonReader JsonReader::object(const std::string& key) {
   if (p.kind != ParamKind::kObject) {
     throw std::logic_error("scenario loader: " + path_of(key) + " is not an object parameter");
   }
-  const json* v = get(key);
+  const json* v = get(key);  // given where it does not apply: an error (contract 4)
   json* child = nullptr;
-  if (resolved_ != nullptr) child = &(*resolved_)[key];
+  // An object that does not apply reads as its defaults, unresolved.
+  if (resolved_ != nullptr && applies(key)) child = &(*resolved_)[key];
   return JsonReader(v, path_of(key), child, *p.child);
 }
 

@@ -401,7 +401,7 @@ void collect_links(RunResult& r, const Scenario& sc, const Fabric& fabric,
 // Collection: every flow of the flow generator, and the window's congestion
 // notification over them.
 void collect_flows(RunResult& r, const Scenario& sc, const Fabric& fabric,
-                   const FlowGenerator& traffic, Recorders& rec, const RoceV2Format& format) {
+                   const FlowGenerator& traffic, Recorders& rec, const TransportFormat& format) {
   const std::optional<WindowCounters>& w_start = rec.window_start();
   const std::optional<WindowCounters>& w_end = rec.window_end();
   const IdealFct ideal(sc.topology, sc.routes, sc.fabric.nic, sc.fabric.sw, format, sc.seed);
@@ -523,7 +523,8 @@ void collect_collectives(RunResult& r, const Workloads& workloads) {
 
 RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
-  const RoceV2Format format(sc.fabric.ip, sc.fabric.vlan);
+  const ScenarioFormat scenario_format(sc.fabric);
+  const TransportFormat& format = scenario_format.get();
   const uint32_t threads = std::max<uint32_t>(1, options.threads);
 
   // Build: the devices, then the workloads on their NICs.

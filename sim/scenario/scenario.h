@@ -21,13 +21,14 @@
 
 namespace rdmasim {
 
-enum class Transport : uint8_t { kRoceV2 };
+enum class Transport : uint8_t { kRoceV2, kInfiniband };
 
 struct FabricConfig {
   Transport transport = Transport::kRoceV2;
   uint32_t ethernet_mtu = 9216;
   IpVersion ip = IpVersion::kIpv4;
   bool vlan = false;
+  bool grh = false;  // InfiniBand: every packet carries a GRH
   LinkSpec link;
   NicConfig nic;
   SwitchConfig sw;

@@ -27,6 +27,17 @@ const Fields<FabricConfig>& roce_params() {
   return t;
 }
 
+const Fields<FabricConfig>& infiniband_params() {
+  static const Fields<FabricConfig> t = [] {
+    Fields<FabricConfig> f("fabric.infiniband", "native InfiniBand framing");
+    f.boolean("grh", &FabricConfig::grh)
+        .doc("whether every packet carries a global route header (40 bytes)")
+        .source("IBA Vol 1 §8.3");
+    return f;
+  }();
+  return t;
+}
+
 // One fault's window: from `at`, until `until` (absent: for good).
 void add_window(ParamTable& f) {
   f.add("at", ParamKind::kTime).def(Time::zero()).doc("when it starts");
@@ -85,22 +96,30 @@ const Fields<FabricConfig>& fabric_params() {
     using F = FabricConfig;
     Fields<F> f("fabric", "transport and device parameters");
     f.choice("transport", &F::transport,
-             std::vector<std::pair<std::string, Transport>>{{"roce_v2", Transport::kRoceV2}})
-        .doc("the wire protocol (native InfiniBand arrives with its own issue)");
+             std::vector<std::pair<std::string, Transport>>{{"roce_v2", Transport::kRoceV2},
+                                                            {"infiniband", Transport::kInfiniband}})
+        .doc(
+            "the wire protocol: RoCE v2 over Ethernet, or native InfiniBand (docs/infiniband.md: "
+            "LRH, BTH, ICRC, VCRC framing)");
     f.integer(
          "mtu", [](F& c) -> uint32_t& { return c.nic.mtu; }, 256, 4096)
         .unit("bytes")
         .doc(
             "RDMA path MTU: the largest payload per packet. Any value in range is accepted so "
-            "that published set-ups with e.g. 1000-byte payloads can be rebuilt")
+            "that published set-ups with e.g. 1000-byte payloads can be rebuilt; on InfiniBand "
+            "only 256, 512, 1024, 2048 or 4096")
         .source("IBTA: 256 … 4096 in powers of two");
     f.integer("ethernet_mtu", &F::ethernet_mtu, 1518, 16384)
+        .when("transport", {"roce_v2"})
         .unit("bytes")
         .doc(
             "largest Ethernet frame, destination MAC through FCS; a packet with a full path-MTU "
             "payload must fit")
         .source("9216: common jumbo frame");
-    f.add_object("roce", roce_params()).doc("RoCE v2 framing");
+    f.add_object("roce", roce_params()).when("transport", {"roce_v2"}).doc("RoCE v2 framing");
+    f.add_object("infiniband", infiniband_params())
+        .when("transport", {"infiniband"})
+        .doc("native InfiniBand framing");
     f.add_object("link", fabric_link_params()).doc("the default cable");
     f.add_object("nic", nic_params()).doc("the NIC model (docs/nic.md)");
     f.add_object("switch", switch_params()).doc("the switch model (docs/switch.md)");

@@ -82,10 +82,12 @@ json value_schema(const Param& p) {
                {{{"type", "integer"}, {"minimum", p.bmin.count()}},
                 unit_string("B|KB|MB|GB|TB|KiB|MiB|GiB|TiB|kB", false, p.bmin > Bytes(0))}}});
     case ParamKind::kRate:
-      return words_or(p, {{"anyOf",
-                           {{{"type", "integer"}, {"minimum", 1}},
-                            unit_string("bps|kbps|Kbps|Mbps|Gbps|Tbps|Kb/s|Mb/s|Gb/s|Tb/s|K|M|G|T",
-                                        false, true)}}});
+      return words_or(
+          p,
+          {{"anyOf",
+            {{{"type", "integer"}, {"minimum", 1}},
+             unit_string("bps|kbps|Kbps|Mbps|Gbps|Tbps|Kb/s|Mb/s|Gb/s|Tb/s|K|M|G|T", false, true),
+             {{"enum", {"EDR", "HDR", "NDR", "XDR"}}}}}});
     case ParamKind::kChoice: {
       json names = json::array();
       for (const auto& c : p.choices) names.push_back(c.first);

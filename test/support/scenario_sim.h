@@ -40,11 +40,10 @@ namespace rdmasim::testing {
 
 class ScenarioSim {
  public:
-  explicit ScenarioSim(const Scenario& sc)
-      : sc_(sc), format_(sc.fabric.ip, sc.fabric.vlan), sim(sc.seed) {
+  explicit ScenarioSim(const Scenario& sc) : sc_(sc), format_(sc.fabric), sim(sc.seed) {
     sim.set_checks(true);  // the invariants (sim/invariants.h), as every test runs them
     if (!sc.faults.empty()) throw std::logic_error("ScenarioSim: faults are not built");
-    Fabric f = build_fabric(sim, sc, format_);
+    Fabric f = build_fabric(sim, sc, format_.get());
     nics = std::move(f.nics);
     switches = std::move(f.switches);
     switch_of_node = std::move(f.switch_of_node);
@@ -53,7 +52,7 @@ class ScenarioSim {
   }
 
   const Scenario& scenario() const { return sc_; }
-  const RoceV2Format& format() const { return format_; }
+  const TransportFormat& format() const { return format_.get(); }
 
   // The switch port that leads to host `host` (the switch the host is
   // cabled to), and that switch.
@@ -83,7 +82,7 @@ class ScenarioSim {
 
  private:
   const Scenario& sc_;
-  RoceV2Format format_;
+  ScenarioFormat format_;
 
  public:
   Simulation sim;
