@@ -61,13 +61,17 @@ class Competitors:
         self.procs = []
 
     def __enter__(self):
-        for _ in range(self.count):
-            proc = subprocess.Popen([sys.executable, "-c", BUSY_LOOP],
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL)
-            if self.cpu is not None:
-                os.sched_setaffinity(proc.pid, {self.cpu})
-            self.procs.append(proc)
+        try:
+            for _ in range(self.count):
+                proc = subprocess.Popen([sys.executable, "-c", BUSY_LOOP],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+                self.procs.append(proc)
+                if self.cpu is not None:
+                    os.sched_setaffinity(proc.pid, {self.cpu})
+        except BaseException:
+            self.__exit__()  # none left running if one could not be started or pinned
+            raise
         return self
 
     def __exit__(self, *exc):

@@ -147,9 +147,9 @@ class Partition {
   // Dispatches the next event; call queue_.ready() first.
   void dispatch_one() {
     const Time t = queue_.top_time();
-    if (t < now_) [[unlikely]]
-      scheduled_in_past(*queue_.top().event, t);
     Event* e = queue_.pop();
+    if (t < now_) [[unlikely]]
+      scheduled_in_past(*e, t);
     if (e->cls_ < EventClass::kSample) --model_pending_;
     now_ = t;
     now_class_tag_ = e->class_tag();

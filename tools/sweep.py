@@ -44,8 +44,8 @@ swept values (one column per --grid path, named by the path), `seed` and
                                   summary.json
 
 No point's failure stops the sweep. A run that ends with a status of its
-own (stalled 3, qp_error 4, deadlock 5, wall_time_limit 6, interrupted 130
-or 143: partial outputs, docs/reliability.md) is recorded from its summary
+own (stalled 3, qp_error 4, deadlock 5, wall_time_limit 6, invariant_violated
+8, interrupted 130 or 143: partial outputs, docs/reliability.md) is recorded from its summary
 like any other; a run that writes no summary is recorded with the exit code's
 meaning as its status (bad_input 2, internal_error 1, killed_by_SIGxxx when
 a signal ended it, no_summary otherwise), its exit code and its error line,
@@ -66,9 +66,10 @@ interrupted (status interrupted) are run again; --retry-failed also runs
 again every point that wrote no summary.
 
 Interrupting the sweep (SIGINT, e.g. ^C, or SIGTERM) starts no more points
-and passes SIGINT on to the runs going on, which stop and write partial
-outputs (status interrupted); their rows are recorded, the CSV keeps every
-finished point, and the sweep exits 130 (143 for SIGTERM).
+and passes one SIGTERM on to the runs going on (each runs in a session of
+its own, so a ^C reaches the sweep only), which stop and write partial
+outputs (status interrupted, exit 143); their rows are recorded, the CSV
+keeps every finished point, and the sweep exits 130 (143 for SIGTERM).
 Standard library only; works with any python3.
 """
 
@@ -290,8 +291,11 @@ def main():
         with lock:
             if stopping:
                 return None  # the sweep is being interrupted: start no more
+            # In a session of its own: a ^C at the terminal reaches the sweep
+            # only, which passes one SIGTERM on (a second signal would make
+            # rdmasim exit at once, without its partial outputs).
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True, errors="replace")
+                                    text=True, errors="replace", start_new_session=True)
             running.add(proc)
         try:
             _, stderr = proc.communicate()
@@ -304,8 +308,9 @@ def main():
         summary_path = out / name / "summary.json"
         # rdmasim removes an earlier run's outputs before it starts; with exit 2 it
         # starts nothing, so a summary.json left there is not this run's.
-        # Codes of runs that write a summary (130, 143: interrupted, partial).
-        if proc.returncode in (0, 3, 4, 5, 6, 130, 143) and summary_path.exists():
+        # Codes of runs that write a summary (6, 130, 143: partial; 8: an
+        # invariant violated, a bug, docs/reliability.md).
+        if proc.returncode in (0, 3, 4, 5, 6, 8, 130, 143) and summary_path.exists():
             summary = json.loads(summary_path.read_text())
             row["seed"] = summary.get("scenario", {}).get("seed")
             row.update(row_of(summary))
@@ -352,16 +357,19 @@ def main():
             if wrote_no_summary(row):
                 print(f"sweep: {row['run']}: {row['status']}: {row['error']}", file=sys.stderr)
     except (KeyboardInterrupt, Terminated) as e:
-        # Start no more; the runs going on stop at their next safe point and
-        # write partial outputs (a ^C reached them already; a signal to this
-        # process alone did not). The CSV holds every finished point.
+        # Start no more (set first, so that no run starts after the signals
+        # below are sent); the runs going on get one SIGTERM (they run in
+        # sessions of their own, so nothing else reached them), stop at their
+        # next safe point and write partial outputs. The CSV holds every
+        # finished point.
+        with lock:
+            stopping = True
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         with lock:
-            stopping = True
             for proc in running:
                 try:
-                    proc.send_signal(signal.SIGINT)
+                    proc.send_signal(signal.SIGTERM)
                 except OSError:
                     pass
         pool.shutdown(wait=True, cancel_futures=True)

@@ -117,12 +117,15 @@ grep -q '^40KB,1,0002_kmin=40KB_seed=default,time_limit,' "$out5/summary.csv" ||
 rc=0; python3 "$root/tools/sweep.py" "$root/scenarios/dcqcn_rates.json" --binary "$bin" --out "$out5" \
   --grid fabric.switch.ecn.kmin=20KB --no-trace 2>"$out/other.err" || rc=$?
 [ "$rc" -ne 0 ] && grep -q 'other settings (grid, set)' "$out/other.err" || { echo "rc=$rc"; cat "$out/other.err"; exit 1; }
-# Interrupted: a SIGINT to the sweep alone (job control, so the background
-# sweep does not start with SIGINT ignored) starts no more points and passes
-# it on to the run going on, which stops and writes partial outputs; the
-# finished point keeps its row, the interrupted one is recorded as such, and
-# the sweep exits 130. No timing: the signal only has to come while the
-# second point (a 1 TiB flow, minutes) runs.
+# Interrupted: a SIGINT to the sweep's whole process group, as a ^C at the
+# terminal sends (job control makes the background sweep a group of its
+# own, not started with SIGINT ignored), starts no more points; the run
+# going on, in a session of its own, gets one SIGTERM from the sweep (a
+# second signal would make it exit without outputs), stops and writes
+# partial outputs; the finished point keeps its row, the interrupted one is
+# recorded as such (exit 143), and the sweep exits 130. No timing: the
+# signal only has to come while the second point (a 1 TiB flow, minutes)
+# runs.
 out6="$out/interrupted"
 set -m
 python3 "$root/tools/sweep.py" "$root/scenarios/quickstart.json" --binary "$bin" --jobs 1 \
@@ -134,7 +137,7 @@ for _ in $(seq 600); do
   sleep 0.1
 done
 [ -d "$out6/0001_size=1TiB_seed=default" ] || { echo "the second point never started"; cat "$out/int.err"; exit 1; }
-kill -INT "$pid"
+kill -INT -- "-$pid"
 rc=0; wait "$pid" || rc=$?
 [ "$rc" -eq 130 ] || { echo "an interrupted sweep exited $rc, expected 130"; cat "$out/int.err"; exit 1; }
 python3 - "$out6/summary.csv" <<'PY' || { cat "$out6/summary.csv"; exit 1; }
@@ -142,7 +145,7 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 assert [r["run"] for r in rows] == ["0000_size=1MiB_seed=default", "0001_size=1TiB_seed=default"], rows
 assert rows[0]["status"] == "complete" and rows[0]["exit_code"] == "0", rows[0]
-assert rows[1]["status"] == "interrupted" and rows[1]["exit_code"] == "130", rows[1]
+assert rows[1]["status"] == "interrupted" and rows[1]["exit_code"] == "143", rows[1]
 assert int(rows[1]["events"]) > 0, rows[1]
 PY
 echo "sweep ok"

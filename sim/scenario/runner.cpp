@@ -563,13 +563,15 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
             hook_stop = HookStop::kEvents;
             sim.request_stop();
           }
+          if (wall_limited && std::chrono::steady_clock::now() >= wall_deadline) {
+            hook_stop = HookStop::kWallTime;
+            sim.request_stop();
+          }
+          // After the wall clock: a signal seen in the same poll wins, as the
+          // exit code (128 + signal) does.
           if (options.stop_signal != nullptr &&
               options.stop_signal->load(std::memory_order_relaxed) != 0) {
             hook_stop = HookStop::kSignal;
-            sim.request_stop();
-          }
-          if (wall_limited && std::chrono::steady_clock::now() >= wall_deadline) {
-            hook_stop = HookStop::kWallTime;
             sim.request_stop();
           }
           if (!options.progress || s.events_dispatched() < next_progress) return;

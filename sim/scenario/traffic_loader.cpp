@@ -365,7 +365,8 @@ std::vector<uint32_t> read_ranks(JsonReader& r, const Topology& t) {
   return ranks;
 }
 
-CollectiveSpec read_collective(JsonReader& r, const Topology& t, const std::string& name) {
+CollectiveSpec read_collective(JsonReader& r, const Topology& t, const std::string& name,
+                               BitRate slowest_link) {
   CollectiveSpec c;
   c.op = r.choice<CollectiveOp>("op");
   c.algorithm = r.choice<CollectiveAlgorithm>("algorithm");
@@ -393,6 +394,36 @@ CollectiveSpec read_collective(JsonReader& r, const Topology& t, const std::stri
         "a multiple of nccl_steps");
   }
   c.name = r.string("name", name);
+  // Bounds, so that no time or index the engine forms leaves its range: a
+  // connection carries at most 2 S / channels per iteration (AllReduce's
+  // 2(n-1)/n, rounded up), all iterations of it at the slowest link, and
+  // its reductions at reduce_rate, each within kMaxTime; its elements (one
+  // per slot of nccl_buffsize / nccl_steps) are counted in 32 bits.
+  const __int128 conn_bytes = static_cast<__int128>(c.bytes) * 2 / c.channels;
+  const auto takes_ps = [](__int128 bytes, BitRate rate) {
+    return bytes * 8 * 1'000'000'000'000 / rate.in_bps();
+  };
+  if (takes_ps(conn_bytes * c.iterations, slowest_link) > kMaxTime.in_ps()) {
+    r.fail("size",
+           to_string(Bytes(c.bytes)) + " x " + std::to_string(c.iterations) + " iteration(s) at " +
+               to_string(slowest_link) + " takes longer than " + to_string(kMaxTime),
+           "a collective whose transfers take at most " + to_string(kMaxTime));
+  }
+  if (c.reduce_rate.in_bps() > 0 &&
+      takes_ps(conn_bytes * c.iterations, c.reduce_rate) > kMaxTime.in_ps()) {
+    r.fail("reduce_rate",
+           to_string(c.reduce_rate) + " reduces " + to_string(Bytes(c.bytes)) + " x " +
+               std::to_string(c.iterations) + " iteration(s) in longer than " + to_string(kMaxTime),
+           "a rate at which the reductions take at most " + to_string(kMaxTime));
+  }
+  const int64_t slot = c.buffsize / c.steps;
+  if (conn_bytes / slot + 1 > static_cast<__int128>(UINT32_MAX / 4)) {
+    r.fail("nccl_buffsize",
+           to_string(Bytes(c.buffsize)) + " / " + std::to_string(c.steps) +
+               " steps makes more than 2^30 slot transfers per connection",
+           "slots of at least " +
+               to_string(Bytes(static_cast<int64_t>(conn_bytes / (UINT32_MAX / 4)) + 1)));
+  }
   return c;
 }
 
@@ -447,7 +478,7 @@ void read_traffic(std::vector<JsonReader> items, const Topology& t, uint64_t see
         made = read_background(r, t, name, rng);
         break;
       case TrafficKind::kCollective: {
-        CollectiveSpec c = read_collective(r, t, name);
+        CollectiveSpec c = read_collective(r, t, name, slowest_link);
         c.item = static_cast<uint32_t>(i);
         c.cc = cc;
         r.finish();
