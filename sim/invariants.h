@@ -8,14 +8,15 @@
 //  1. Checks are a switch of the run, not global state: RunOptions::check
 //     (`rdmasim run --check`) turns them on for one Simulation
 //     (Simulation::set_checks), which hands the flag to its partitions; a
-//     component reads ctx().checks() when it is set up and keeps a bool.
+//     component reads sim().checks() when it is set up and keeps a bool.
 //  2. Off, a check costs at most a predictable branch on a member bool on
 //     the hot path (or nothing: the checks made at the end of a run).
 //  3. On by default in Debug builds (NDEBUG undefined) and in the tests
 //     (test/support), off by default in Release.
 //  4. What is checked, and where the state lives:
 //     - event_in_past: no event is scheduled before its partition's clock
-//       (Partition::schedule, reschedule);
+//       (checked as events are taken, Partition::dispatch_one: an event due
+//       before the clock was scheduled in the past);
 //     - buffer_accounting: a switch's MMU counts are never negative and never
 //       above its buffer (models/switch/mmu.h, after every admit and release);
 //     - lossless_drop: a lossless priority drops only when its headroom is
