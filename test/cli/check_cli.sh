@@ -10,26 +10,9 @@
 # was seen).
 set -u
 
-if [ "$#" -ne 3 ]; then
-  echo "usage: check_cli.sh RDMASIM_BINARY SOURCE_DIR CHECK" >&2
-  exit 1
-fi
-rdmasim=$1
-src=$2
-check=$3
-python=/usr/bin/python3
-quickstart=$src/scenarios/quickstart.json
-
-fail() {
-  echo "FAIL cli $check: $*" >&2
-  exit 1
-}
-
-case $rdmasim in /*) ;; *) rdmasim=$(pwd)/$rdmasim ;; esac
-case $src in /*) ;; *) src=$(pwd)/$src ;; esac
-[ -x "$rdmasim" ] || fail "$rdmasim is not an executable"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rdmasim-cli.XXXXXX") || fail "mktemp failed"
+suite=cli
+script=check_cli.sh
+. "$(dirname "$0")/common.sh"
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM
 mkdir "$tmp/cwd"

@@ -10,26 +10,9 @@
 # while a run that would take minutes is going on.
 set -u
 
-if [ "$#" -ne 3 ]; then
-  echo "usage: check_outputs.sh RDMASIM_BINARY SOURCE_DIR CHECK" >&2
-  exit 1
-fi
-rdmasim=$1
-src=$2
-check=$3
-python=/usr/bin/python3
-quickstart=$src/scenarios/quickstart.json
-
-fail() {
-  echo "FAIL outputs $check: $*" >&2
-  exit 1
-}
-
-case $rdmasim in /*) ;; *) rdmasim=$(pwd)/$rdmasim ;; esac
-case $src in /*) ;; *) src=$(pwd)/$src ;; esac
-[ -x "$rdmasim" ] || fail "$rdmasim is not an executable"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rdmasim-outputs.XXXXXX") || fail "mktemp failed"
+suite=outputs
+script=check_outputs.sh
+. "$(dirname "$0")/common.sh"
 pid=
 cleanup() {
   [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
