@@ -25,15 +25,8 @@ timed() {  # timed NAME COMMAND...: runs it, then prints how long it took
 
 all_start=$SECONDS
 timed "setup and Release build" "$root/tools/setup.sh"
-# The engine's tests (event queue, partitions, links) once more with
-# assertions on: the Release build compiles them out.
-asserts="${build%/}-asserts"
-debug_engine() {
-  cmake -S "$root" -B "$asserts" -DCMAKE_BUILD_TYPE=Debug -DRDMASIM_WERROR=ON >/dev/null
-  cmake --build "$asserts" -j "$jobs" --target rdmasim_engine_tests
-  "$asserts/sim/rdmasim_engine_tests"
-}
-timed "Debug engine tests (assertions on)" debug_engine
+# Assertions (compiled out of the Release build) are on in the sanitizer
+# trees, which run the engine's tests and the whole suite again.
 release_suite() {
   (cd "$build" && ctest --output-on-failure -j "$jobs" -LE extensive "$@")
 }

@@ -227,8 +227,10 @@ void walk(const json& obj, const ParamTable& table, const std::string& path) {
 
 }  // namespace
 
+// no_sanitizer: it runs the loader over every example (22 s under ASan); the
+// fuzz targets cover the loader there.
 TEST_CASE("params: every key of every example's resolved scenario is in the tables",
-          "[quick][params]") {
+          "[quick][params][no_sanitizer]") {
   namespace fs = std::filesystem;
   int n = 0;
   for (const char* dir : {"scenarios", "bench/scenarios"}) {
