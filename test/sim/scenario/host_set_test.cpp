@@ -213,3 +213,21 @@ TEST_CASE("host sets: bad sets name the path, the value and what was expected",
   CHECK(set(t, R"({"of": {"pod": 1}, "except": [4]})", no_dst) == Hosts{5, 6, 7});
   CHECK(set(t, R"({"except": {"pod": [0, 2]}})", no_dst) == Hosts{12, 13, 14, 15});
 }
+
+TEST_CASE("host sets: a static route's dst is one host or a set", "[quick][host_set]") {
+  const auto dsts = [](const std::string& dst) {
+    const std::string text =
+        R"({"name": "t", "topology": {"kind": "fat_tree", "leaves": 4, "spines": 2,
+              "hosts_per_leaf": 2, "routes": [{"at": "spine0", "dst": )" +
+        dst + R"(, "via": ["leaf1"]}]}, "traffic": []})";
+    Hosts out;
+    for (const StaticRoute& r : load_scenario_text(text, "t", {}).static_routes) {
+      out.push_back(r.dst);
+    }
+    return out;
+  };
+  CHECK(dsts("3") == Hosts{3});  // a number is a host index here, not a count
+  CHECK(dsts(R"("leaf1.h0")") == Hosts{2});
+  CHECK(dsts(R"({"leaf": 1})") == Hosts{2, 3});
+  CHECK(dsts(R"([3, "leaf1.h0"])") == Hosts{3, 2});
+}
