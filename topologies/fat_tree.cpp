@@ -77,10 +77,12 @@ TopologyInfo build_two_tier(const FatTreeConfig& c, Topology& t) {
   std::vector<uint32_t> leaf(L), spine(S);
   for (uint32_t i = 0; i < L; ++i) leaf[i] = t.add_switch("leaf" + n2s(i), Tier::kLeaf);
   for (uint32_t j = 0; j < S; ++j) spine[j] = t.add_switch("spine" + n2s(j), Tier::kSpine);
+  t.host_groups().declare(HostGroupKind::kLeaf, L);
   for (uint32_t i = 0; i < L; ++i) {
     const std::string group = "leaf" + n2s(i);
     for (uint32_t h = 0; h < H; ++h) {
       const uint32_t host = t.add_host(group + ".h" + n2s(h), group);
+      t.host_groups().assign(HostGroupKind::kLeaf, i, t.node(host).host_index);
       t.add_link(host, leaf[i], c.host_link.rate, c.host_link.delay);
     }
     if (U >= S) {
@@ -141,6 +143,9 @@ TopologyInfo build_three_tier(const FatTreeConfig& c, Topology& t) {
 
   std::vector<uint32_t> core(C);
   for (uint32_t k = 0; k < C; ++k) core[k] = t.add_switch("core" + n2s(k), Tier::kCore);
+  // Leaves are numbered across pods: pod p's leaf l is leaf p * Lp + l.
+  t.host_groups().declare(HostGroupKind::kLeaf, P * Lp);
+  t.host_groups().declare(HostGroupKind::kPod, P);
   for (uint32_t p = 0; p < P; ++p) {
     const std::string pod = "pod" + n2s(p);
     std::vector<uint32_t> leaf(Lp), spine(A);
@@ -151,6 +156,8 @@ TopologyInfo build_three_tier(const FatTreeConfig& c, Topology& t) {
     for (uint32_t l = 0; l < Lp; ++l) {
       for (uint32_t h = 0; h < H; ++h) {
         const uint32_t host = t.add_host(pod + ".leaf" + n2s(l) + ".h" + n2s(h), pod);
+        t.host_groups().assign(HostGroupKind::kLeaf, p * Lp + l, t.node(host).host_index);
+        t.host_groups().assign(HostGroupKind::kPod, p, t.node(host).host_index);
         t.add_link(host, leaf[l], c.host_link.rate, c.host_link.delay);
       }
       for (uint32_t a = 0; a < A; ++a) {
@@ -210,8 +217,12 @@ TopologyInfo build_fat_tree(const FatTreeConfig& cfg, Topology& t) {
 TopologyInfo build_star(uint32_t hosts, const LinkSpec& link, Topology& t) {
   require_positive(hosts, "hosts");
   const uint32_t sw = t.add_switch("sw0", Tier::kLeaf);
-  for (uint32_t i = 0; i < hosts; ++i)
-    t.add_link(t.add_host("h" + n2s(i)), sw, link.rate, link.delay);
+  t.host_groups().declare(HostGroupKind::kLeaf, 1);
+  for (uint32_t i = 0; i < hosts; ++i) {
+    const uint32_t host = t.add_host("h" + n2s(i));
+    t.add_link(host, sw, link.rate, link.delay);
+    t.host_groups().assign(HostGroupKind::kLeaf, 0, t.node(host).host_index);
+  }
   TopologyInfo info;
   info.kind = "star";
   info.bisection = BitRate::bps(static_cast<int64_t>(hosts / 2) * link.rate.in_bps());

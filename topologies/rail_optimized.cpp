@@ -151,12 +151,19 @@ TopologyInfo build_rail_optimized(const RailOptimizedConfig& c, Topology& t) {
   // Nodes: per SU and slot, the NVSwitch, the NIC switches when GPUs share a
   // NIC port, and the GPUs. Leaf ports follow slot order.
   const uint32_t share = G / R;  // GPUs per NIC port
+  // Host groups: rail r across every SU; the leaf of SU s, rail r is leaf
+  // s * R + r (its planes counted once); the UFM is in none.
+  HostGroups& groups = t.host_groups();
+  groups.declare(HostGroupKind::kRail, R);
+  groups.declare(HostGroupKind::kSu, c.sus);
+  groups.declare(HostGroupKind::kLeaf, c.sus * R);
   uint64_t gpus = 0;
   for (uint32_t s = 0; s < c.sus; ++s) {
     for (uint32_t n = 0; n < N; ++n) {
       const bool ufm_slot = c.ufm && s == c.sus - 1 && n == N - 1;
       if (ufm_slot) {
         const uint32_t ufm = t.add_host("ufm", "su" + n2s(s));
+        groups.add_management(t.node(ufm).host_index);
         for (uint32_t r = 0; r < 4; ++r)
           t.add_link(ufm, leaves[0][s][r], c.nic_link.rate, c.nic_link.delay);
         continue;
@@ -175,6 +182,10 @@ TopologyInfo build_rail_optimized(const RailOptimizedConfig& c, Topology& t) {
       }
       for (uint32_t g = 0; g < G; ++g) {
         const uint32_t gpu = t.add_host(node + ".gpu" + n2s(g), node);
+        const uint32_t index = t.node(gpu).host_index;
+        groups.assign(HostGroupKind::kRail, g / share, index);
+        groups.assign(HostGroupKind::kSu, s, index);
+        groups.assign(HostGroupKind::kLeaf, s * R + g / share, index);
         ++gpus;
         // A GPU's ports: its NIC port(s) first, one per plane, then NVLink.
         if (share == 1) {

@@ -11,6 +11,8 @@
 //     builder wires links in the same order, so the numbering carries over.
 //  3. Every link has a positive rate and delay.
 //  4. Immutable once built (generators return it by value).
+//  5. Its host groups (leaves, pods, rails, scalable units; host_groups.h)
+//     are the generator's: a hand-built graph has none.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "sim/units.h"
+#include "topologies/host_groups.h"
 
 namespace rdmasim {
 
@@ -88,6 +91,10 @@ class Topology {
   };
   const std::vector<std::vector<Adjacent>>& adjacency() const { return adjacency_; }
 
+  // Contract 5; generators fill them in as they add hosts.
+  const HostGroups& host_groups() const { return host_groups_; }
+  HostGroups& host_groups() { return host_groups_; }
+
  private:
   uint32_t add_node(std::string name, NodeKind kind, Tier tier, std::string group);
 
@@ -96,6 +103,7 @@ class Topology {
   std::vector<uint32_t> hosts_;
   std::vector<std::vector<Adjacent>> adjacency_;
   std::unordered_map<std::string, uint32_t> by_name_;
+  HostGroups host_groups_;
 };
 
 }  // namespace rdmasim

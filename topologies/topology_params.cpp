@@ -220,10 +220,11 @@ const ParamTable& route_params() {
     ParamTable f("topology.routes", "a static route");
     f.add("at", ParamKind::kString).doc("the switch (its name)");
     f.add("dst", ParamKind::kCustom)
-        .takes("host, or list of hosts", std::string(R"({"anyOf": [)") + kHostRefSchema +
-                                             R"(, {"type": "array", "items": )" + kHostRefSchema +
-                                             "}]}")
-        .doc("destination hosts, by name or host index");
+        .takes("host, or host set", std::string(R"({"anyOf": [)") + kHostRefSchema +
+                                        R"(, {"$ref": "#/$defs/host_set"}]})")
+        .doc(
+            "destination hosts: one host (a name, or a number: a host index, not a count), or a "
+            "host set without `count` (docs/traffic.md#host-sets)");
     f.add("via", ParamKind::kCustom)
         .takes("list of node names", kNamesSchema)
         .optional("give `ports` instead")

@@ -12,10 +12,9 @@ namespace {
 constexpr const char* kHostSchema =
     R"({"anyOf": [{"type": "string", "minLength": 1}, {"type": "integer", "minimum": 0}]})";
 
-std::string host_set_schema() {
-  return std::string(R"({"anyOf": [{"const": "all"}, {"type": "integer", "minimum": 0},)") +
-         R"( {"type": "array", "items": )" + kHostSchema + "}]}";
-}
+// A host set's schema is recursive: sim/scenario/host_set.h defines it in
+// the scenario schema's $defs.
+std::string host_set_schema() { return R"({"$ref": "#/$defs/host_set"})"; }
 
 // A built-in name, a path (a string with '/' or '.'), or the points inline.
 std::string cdf_schema() {
@@ -214,13 +213,12 @@ const ParamTable& collective_params() {
         .doc("ring: one ring over the ranks in their order, per channel (NCCL_ALGO=Ring)")
         .source("NCCL");
     f.add("ranks", ParamKind::kCustom)
-        .takes("host list", R"({"anyOf": [{"const": "all"}, {"type": "array", "items": )" +
-                                std::string(kHostSchema) + "}]}")
+        .takes("host set", host_set_schema())
         .def(std::string("all"))
         .doc(
-            "the ranks in ring order: \"all\" (every host in host-index order, except a "
-            "rail_optimized fabric's `ufm`), or a list of at least 2 distinct host names or "
-            "indices; rank r runs on that host (one GPU per host)");
+            "the ranks in ring order, at least 2 (a host set, docs/traffic.md#host-sets; \"all\" "
+            "leaves out a rail_optimized fabric's `ufm`); rank r runs on the r-th host of the set "
+            "(one GPU per host)");
     f.add("channels", ParamKind::kInt)
         .range(1, 32)
         .def(int64_t{1})

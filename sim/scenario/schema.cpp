@@ -3,6 +3,7 @@
 #include <string>
 
 #include "sim/scenario/describe.h"
+#include "sim/scenario/host_set.h"
 #include "sim/scenario/json_reader.h"
 #include "sim/scenario/scenario_params.h"
 
@@ -208,6 +209,8 @@ json scenario_schema() {
   json out = {{"$schema", "https://json-schema.org/draft/2020-12/schema"},
               {"title", "rdmasim scenario"}};
   out.update(s);
+  // Schemas referred to by {"$ref": "#/$defs/<name>"} (recursive ones).
+  out["$defs"] = {{"host_set", host_set_schema()}};
   return out;
 }
 

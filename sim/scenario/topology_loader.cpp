@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "sim/scenario/host_set.h"
 #include "sim/scenario/input_limits.h"
 #include "sim/scenario/loader_parts.h"
 #include "topologies/generators.h"
@@ -130,17 +131,6 @@ void read_failed_links(JsonReader& r, Topology& t) {
   }
 }
 
-uint32_t host_ref(JsonReader& r, const std::string& path, const json& v, const Topology& t) {
-  if (v.is_string()) {
-    auto id = t.find(v.get<std::string>());
-    if (id && t.node(*id).kind == NodeKind::kHost) return t.node(*id).host_index;
-  } else if (v.is_number_unsigned() && v.get<uint64_t>() < t.num_hosts()) {
-    return static_cast<uint32_t>(v.get<uint64_t>());
-  }
-  (void)r;
-  throw ScenarioError(path + ": " + show(v) + " is not a host (expected a host name or index)");
-}
-
 // routes: [{"at": SWITCH, "dst": HOST or [HOSTS], "via": [NEIGHBOURS]} or "ports": [N]]
 void read_static_routes(JsonReader& r, const Topology& t, std::vector<StaticRoute>& out) {
   for (JsonReader& e : r.objects("routes")) {
@@ -150,12 +140,11 @@ void read_static_routes(JsonReader& r, const Topology& t, std::vector<StaticRout
     std::vector<uint32_t> dsts;
     const json* d = e.raw("dst");
     if (d == nullptr) e.fail("dst", "missing", "a host, or an array of hosts");
-    if (d->is_array()) {
-      for (size_t i = 0; i < d->size(); ++i) {
-        dsts.push_back(host_ref(e, e.path_of("dst") + "[" + std::to_string(i) + "]", (*d)[i], t));
-      }
+    // One host (a number is a host index here, not a count), or a host set.
+    if ((d->is_string() && *d != "all") || d->is_number()) {
+      dsts.push_back(parse_host(*d, e.path_of("dst"), t));
     } else {
-      dsts.push_back(host_ref(e, e.path_of("dst"), *d, t));
+      dsts = parse_host_set(*d, e.path_of("dst"), t, HostSetRules::at_least(1), nullptr);
     }
     e.resolve("dst", *d);
     std::vector<uint32_t> ports;

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 
 #include "models/traffic/flow_size_cdf.h"
 #include "models/traffic/patterns.h"
 #include "models/traffic/traffic_params.h"
+#include "sim/scenario/host_set.h"
 #include "sim/scenario/input_limits.h"
 #include "sim/scenario/loader_parts.h"
 
@@ -20,85 +20,12 @@ using nlohmann::json;
 
 std::string host_name(const Topology& t, uint32_t host) { return t.node(t.hosts()[host]).name; }
 
-std::string host_expected(const Topology& t) {
-  return "a host name such as \"" + host_name(t, 0) + "\", or a host index from 0 to " +
-         std::to_string(t.num_hosts() - 1);
-}
-
-// One host, by name or host index, at JSON path `path`.
-uint32_t parse_host(const json& v, const std::string& path, const Topology& t) {
-  if (v.is_string()) {
-    auto id = t.find(v.get<std::string>());
-    if (id && t.node(*id).kind == NodeKind::kHost) return t.node(*id).host_index;
-  } else if (v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<uint64_t>() < t.num_hosts()) {
-    return static_cast<uint32_t>(v.get<uint64_t>());
-  }
-  throw ScenarioError(path + ": " + show(v) + " is not a host (expected " + host_expected(t) + ")");
-}
-
 uint32_t read_host(JsonReader& r, const std::string& key, const Topology& t) {
   const json* v = r.raw(key);
   if (v == nullptr) r.fail(key, "missing", host_expected(t));
   const uint32_t host = parse_host(*v, r.path_of(key), t);
   r.resolve(key, host_name(t, host));
   return host;
-}
-
-// A set of hosts: "all", a count n (the first n hosts), or a list of names
-// or indices. `except` (the dst of an incast) is left out of "all" and of a
-// count, and may not be listed. At least `min` hosts.
-std::vector<uint32_t> read_hosts(JsonReader& r, const std::string& key, const Topology& t,
-                                 size_t min, std::optional<uint32_t> except = std::nullopt) {
-  const size_t available = t.num_hosts() - (except ? 1 : 0);
-  const std::string expected = "\"all\", a count from " + std::to_string(min) + " to " +
-                               std::to_string(available) + ", or a list of " +
-                               (min > 1 ? "at least " + std::to_string(min) + " " : "") + "hosts";
-  if (!r.has(key) && !r.has_default(key)) r.fail(key, "missing", expected);
-  const json v = r.raw_or_default(key);
-  std::vector<uint32_t> hosts;
-  if (v.is_string() && v == "all") {
-    for (uint32_t h = 0; h < t.num_hosts(); ++h) {
-      if (h != except) hosts.push_back(h);
-    }
-    if (hosts.size() < min) {
-      r.fail(key, "\"all\" is " + std::to_string(hosts.size()) + " host(s)", expected);
-    }
-  } else if (v.is_number_integer()) {
-    if (v.get<int64_t>() < static_cast<int64_t>(min) || v.get<int64_t>() < 0 ||
-        v.get<uint64_t>() > available) {
-      r.fail(key, show(v) + " is out of range", expected);
-    }
-    for (uint32_t h = 0; hosts.size() < v.get<uint64_t>(); ++h) {
-      if (h != except) hosts.push_back(h);
-    }
-  } else if (v.is_array()) {
-    std::set<uint32_t> seen;
-    for (size_t i = 0; i < v.size(); ++i) {
-      const std::string path = r.path_of(key) + "[" + std::to_string(i) + "]";
-      const uint32_t h = parse_host(v[i], path, t);
-      if (except && h == *except) {
-        throw ScenarioError(path + ": " + show(v[i]) +
-                            " is the dst (expected hosts other than dst)");
-      }
-      if (seen.count(h) != 0) {
-        throw ScenarioError(path + ": " + show(v[i]) +
-                            " is listed twice (expected distinct hosts)");
-      }
-      seen.insert(h);
-      hosts.push_back(h);
-    }
-    if (hosts.size() < min) {
-      r.fail(key, show(v) + " has " + std::to_string(hosts.size()) + " host(s)", expected);
-    }
-    json names = json::array();
-    for (uint32_t h : hosts) names.push_back(host_name(t, h));
-    r.resolve(key, names);
-    return hosts;
-  } else {
-    r.fail(key, show(v) + " is not a host list", expected);
-  }
-  r.resolve(key, v);
-  return hosts;
 }
 
 // A time that, added (`times` times) to `start`, must stay representable.
@@ -223,7 +150,7 @@ std::vector<FlowSpec> read_incast(JsonReader& r, const Topology& t, const std::s
                                   RngStream& rng) {
   IncastParams p;
   p.dst = read_host(r, "dst", t);
-  p.senders = read_hosts(r, "senders", t, 1, p.dst);
+  p.senders = read_host_set(r, "senders", t, HostSetRules::senders(1, p.dst), &rng);
   p.bytes = r.bytes("size").count();
   p.common = read_common(r, name);
   p.jitter = r.time("jitter");
@@ -236,7 +163,7 @@ std::vector<FlowSpec> read_permutation(JsonReader& r, const Topology& t, const s
                                        RngStream& rng) {
   using Pattern = PermutationParams::Pattern;
   PermutationParams p;
-  p.hosts = read_hosts(r, "hosts", t, 2);
+  p.hosts = read_host_set(r, "hosts", t, HostSetRules::at_least(2), &rng);
   const auto n = static_cast<int64_t>(p.hosts.size());
   p.pattern = r.choice<Pattern>("pattern");
   if (p.pattern == Pattern::kShift) {
@@ -284,9 +211,10 @@ std::vector<FlowSpec> read_permutation(JsonReader& r, const Topology& t, const s
   return permutation(p, rng);
 }
 
-std::vector<FlowSpec> read_all_to_all(JsonReader& r, const Topology& t, const std::string& name) {
+std::vector<FlowSpec> read_all_to_all(JsonReader& r, const Topology& t, const std::string& name,
+                                      RngStream& rng) {
   AllToAllParams p;
-  p.hosts = read_hosts(r, "hosts", t, 2);
+  p.hosts = read_host_set(r, "hosts", t, HostSetRules::at_least(2), &rng);
   p.bytes = r.bytes("size").count();
   p.common = read_common(r, name);
   p.stagger = r.time("stagger");
@@ -308,7 +236,7 @@ std::vector<FlowSpec> read_all_to_all(JsonReader& r, const Topology& t, const st
 std::vector<FlowSpec> read_background(JsonReader& r, const Topology& t, const std::string& name,
                                       RngStream& rng) {
   BackgroundParams p;
-  p.hosts = read_hosts(r, "hosts", t, 2);
+  p.hosts = read_host_set(r, "hosts", t, HostSetRules::at_least(2), &rng);
   for (uint32_t h : p.hosts) {
     // The rate of the host's first link (its NIC port).
     const uint32_t link = t.adjacency()[t.hosts()[h]][0].link;
@@ -331,46 +259,17 @@ std::vector<FlowSpec> read_background(JsonReader& r, const Topology& t, const st
   }
 }
 
-// The ranks of a collective: "all" (every host in host-index order, but a
-// rail_optimized fabric's management host `ufm`) or a list of distinct hosts.
-std::vector<uint32_t> read_ranks(JsonReader& r, const Topology& t) {
-  const std::string expected = "\"all\" or a list of at least 2 distinct host names or indices";
-  const json v = r.raw_or_default("ranks");
-  std::vector<uint32_t> ranks;
-  if (v.is_string() && v == "all") {
-    for (uint32_t h = 0; h < t.num_hosts(); ++h) {
-      if (host_name(t, h) != "ufm") ranks.push_back(h);
-    }
-    r.resolve("ranks", v);
-  } else if (v.is_array()) {
-    std::set<uint32_t> seen;
-    json names = json::array();
-    for (size_t i = 0; i < v.size(); ++i) {
-      const std::string path = r.path_of("ranks") + "[" + std::to_string(i) + "]";
-      const uint32_t h = parse_host(v[i], path, t);
-      if (!seen.insert(h).second) {
-        throw ScenarioError(path + ": " + show(v[i]) +
-                            " is listed twice (expected distinct hosts, one rank each)");
-      }
-      ranks.push_back(h);
-      names.push_back(host_name(t, h));
-    }
-    r.resolve("ranks", names);
-  } else {
-    r.fail("ranks", show(v) + " is not a rank list", expected);
-  }
-  if (ranks.size() < 2) {
-    r.fail("ranks", show(v) + " is " + std::to_string(ranks.size()) + " rank(s)", expected);
-  }
-  return ranks;
+// The ranks of a collective, in ring order: a host set of at least 2.
+std::vector<uint32_t> read_ranks(JsonReader& r, const Topology& t, RngStream& rng) {
+  return read_host_set(r, "ranks", t, HostSetRules::at_least(2), &rng);
 }
 
 CollectiveSpec read_collective(JsonReader& r, const Topology& t, const std::string& name,
-                               BitRate slowest_link) {
+                               BitRate slowest_link, RngStream& rng) {
   CollectiveSpec c;
   c.op = r.choice<CollectiveOp>("op");
   c.algorithm = r.choice<CollectiveAlgorithm>("algorithm");
-  c.ranks = read_ranks(r, t);
+  c.ranks = read_ranks(r, t, rng);
   c.channels = static_cast<uint32_t>(r.integer("channels"));
   c.bytes = r.bytes("size").count();
   const int64_t unit = 4 * static_cast<int64_t>(c.ranks.size()) * c.channels;
@@ -472,13 +371,13 @@ void read_traffic(std::vector<JsonReader> items, const Topology& t, uint64_t see
         made = read_permutation(r, t, name, rng);
         break;
       case TrafficKind::kAllToAll:
-        made = read_all_to_all(r, t, name);
+        made = read_all_to_all(r, t, name, rng);
         break;
       case TrafficKind::kBackground:
         made = read_background(r, t, name, rng);
         break;
       case TrafficKind::kCollective: {
-        CollectiveSpec c = read_collective(r, t, name, slowest_link);
+        CollectiveSpec c = read_collective(r, t, name, slowest_link, rng);
         c.item = static_cast<uint32_t>(i);
         c.cc = cc;
         r.finish();

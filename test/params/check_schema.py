@@ -72,6 +72,10 @@ def main(argv):
         "missing topology": lambda d: d.pop("topology"),
         "negative size": lambda d: d["traffic"][0].update(size=-4096),
         "preset misspelt": lambda d: d["fabric"].update(switch={"preset": "tomahawk9"}),
+        "host set with an unknown key": lambda d: d["traffic"].append(
+            {"kind": "all_to_all", "hosts": {"leafs": [0, 1]}, "size": 1}),
+        "host set mixing two forms": lambda d: d["traffic"].append(
+            {"kind": "all_to_all", "hosts": {"leaf": 0, "union": []}, "size": 1}),
         "headroom word misspelt": lambda d: d["fabric"].update(switch={"pfc": {"headroom": "automatic"}}),
     }
     with tempfile.TemporaryDirectory(prefix="rdmasim-schema.") as tmp:

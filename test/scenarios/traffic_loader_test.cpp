@@ -283,16 +283,15 @@ TEST_CASE("malformed traffic items: one error naming the path", "[quick][traffic
         R"(traffic[0].senders[1]: "h0" is the dst (expected hosts other than dst))");
   CHECK(err(R"({"kind": "incast", "senders": ["h1", "h1"], "dst": "h0", "size": 1})") ==
         R"(traffic[0].senders[1]: "h1" is listed twice (expected distinct hosts))");
-  CHECK(
-      err(R"({"kind": "incast", "senders": 8, "dst": "h0", "size": 1})") ==
-      R"(traffic[0].senders: 8 is out of range (expected "all", a count from 1 to 7, or a list of hosts))");
+  CHECK(err(R"({"kind": "incast", "senders": 8, "dst": "h0", "size": 1})")
+            .starts_with("traffic[0].senders: 8 is out of range (expected a count from 1 to 7, "
+                         "or another host set: \"all\""));
   CHECK(err(R"({"kind": "incast", "senders": [], "dst": "h0", "size": 1})")
             .starts_with("traffic[0].senders: [] has 0 host(s)"));
   CHECK(err(R"({"kind": "incast", "senders": ["h9"], "dst": "h0", "size": 1})")
             .starts_with(R"(traffic[0].senders[0]: "h9" is not a host)"));
-  CHECK(
-      err(R"({"kind": "permutation", "hosts": [], "size": 1})") ==
-      R"(traffic[0].hosts: [] has 0 host(s) (expected "all", a count from 2 to 8, or a list of at least 2 hosts))");
+  CHECK(err(R"({"kind": "permutation", "hosts": [], "size": 1})") ==
+        "traffic[0].hosts: [] has 0 host(s) (expected a host set of at least 2 hosts)");
   CHECK(err(R"({"kind": "permutation", "pattern": "shift", "shift": 0, "size": 1})") ==
         "traffic[0].shift: 0 is out of range (expected an integer from 1 to 7)");
   CHECK(err(R"({"kind": "permutation", "pattern": "shift", "shift": 8, "size": 1})") ==
