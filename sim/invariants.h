@@ -16,17 +16,21 @@
 //  4. What is checked, and where the state lives:
 //     - event_in_past: no event is scheduled before its partition's clock
 //       (checked as events are taken, Partition::dispatch_one: an event due
-//       before the clock was scheduled in the past);
+//       before the clock was scheduled in the past; and asserted in
+//       Partition::schedule/reschedule where assertions are on);
 //     - buffer_accounting: a switch's MMU counts are never negative and never
 //       above its buffer (models/switch/mmu.h, after every admit and release);
 //     - lossless_drop: a lossless priority drops only when its headroom is
-//       below the automatic value (models/switch/switch.cpp; such drops are
-//       counted, not violations), or when a pause may have been lost (its
-//       cable went down or has bit errors);
+//       below the automatic value (models/switch/switch.cpp, and a NIC's
+//       receive buffer, models/nic/rdma_nic.cpp; such drops are counted, not
+//       violations), when a pause may have been lost (its cable went down or
+//       has bit errors), or after the neighbour's PFC watchdog forwarded
+//       ignoring the pause (kFlagPauseIgnored; counted);
 //     - flow_bytes: per flow and direction, payload bytes sent = delivered +
 //       in flight + dropped (sim/scenario/invariant_checks.h, end of run);
-//     - qp_end_state: every QP ends complete, in a reported error, or still
-//       open in a run that did not complete (end of run).
+//     - qp_end_state: every QP, of flows and of collectives' connections,
+//       ends complete, in a reported error, or still open in a run that did
+//       not complete (end of run); flow_bytes covers collectives too.
 #pragma once
 
 #include <cstdint>

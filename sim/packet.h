@@ -62,6 +62,10 @@ enum PacketFlag : uint8_t {
   kFlagCorrupted = 1 << 4,   // hit by a bit error on its last link: the receiver discards it
   kFlagEcnEcho =
       1 << 5,  // an ACK/NAK echoing congestion the responder saw (its algorithm's choice)
+  // Sent on a priority its receiver had paused: a switch's PFC watchdog
+  // (action forward) ignoring the pause of a stormed queue. The receiver's
+  // lossless_drop check exempts what follows (sim/invariants.h); cleared there.
+  kFlagPauseIgnored = 1 << 6,
 };
 
 // A packet's extension area: 64 bytes that congestion-control and telemetry

@@ -251,6 +251,11 @@ RunEnd Simulation::run(Time stop_at) {
 }
 
 RunEnd Simulation::run_sequential(Time stop_at) {
+  return checks_ ? run_sequential_loop<true>(stop_at) : run_sequential_loop<false>(stop_at);
+}
+
+template <bool kChecks>
+RunEnd Simulation::run_sequential_loop(Time stop_at) {
   Partition& p = *parts_[0];
   uint64_t next_progress = progress_hook_ ? p.events_ + progress_every_ : UINT64_MAX;
   while (p.queue_.ready()) {
@@ -259,7 +264,7 @@ RunEnd Simulation::run_sequential(Time stop_at) {
       p.now_ = stop_at;
       return RunEnd::kTimeLimit;
     }
-    p.dispatch_one();
+    p.dispatch_one<kChecks>();
     if (p.events_ >= next_progress) {
       progress_hook_(*this);
       next_progress = p.events_ + progress_every_;

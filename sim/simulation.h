@@ -213,6 +213,8 @@ class Simulation {
   friend class Partition;
   uint32_t register_component(Component* c);
   RunEnd run_sequential(Time stop_at);
+  template <bool kChecks>
+  RunEnd run_sequential_loop(Time stop_at);  // kChecks: checks_, as a constant
   RunEnd run_partitioned(Time stop_at);
 
   uint64_t seed_;

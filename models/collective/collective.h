@@ -100,6 +100,27 @@ class Collective : public Workload, public CompletionHandler {
   std::pair<uint32_t, uint32_t> connection_qps(uint32_t i) const {
     return {conns_[i].qs, conns_[i].qr};
   }
+  // For the end-of-run invariant checks (sim/scenario/invariant_checks.h):
+  // connection i's hosts and QPNs, and whether what its ends posted has
+  // arrived (elements at the receiver, FIFO entries at the sender).
+  struct ConnectionEnds {
+    uint32_t sender_host = 0, receiver_host = 0;
+    uint32_t qs = 0, qr = 0;
+    bool data_arrived = false;
+    bool offers_arrived = false;
+  };
+  size_t connections() const { return conns_.size(); }
+  ConnectionEnds connection_ends(uint32_t i) const {
+    const Conn& c = conns_[i];
+    ConnectionEnds e;
+    e.sender_host = c.sender_host;
+    e.receiver_host = c.receiver_host;
+    e.qs = c.qs;
+    e.qr = c.qr;
+    e.data_arrived = c.arrived == c.posted;
+    e.offers_arrived = c.offered == c.offers_sent;
+    return e;
+  }
 
   // Workload.
   void host_bytes(std::vector<int64_t>& bytes) const override;

@@ -3,10 +3,12 @@
 // transport are in rdma_nic_requester.cpp and rdma_nic_responder.cpp.
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <stdexcept>
 
 #include "models/nic/ib_timers.h"
 #include "models/nic/rdma_nic.h"
+#include "sim/invariants.h"
 #include "sim/link.h"
 
 namespace rdmasim {
@@ -46,6 +48,18 @@ void RdmaNic::setup() {
     pfc.refresh = 0.5;  // a pause is refreshed at half its length
     pfc.response_delay = cfg_.pfc_response_delay;
     ports_.back()->pfc.attach(ctx(), *this, i, id(), l != nullptr ? l->rate() : BitRate(), pfc);
+    if (l != nullptr) {
+      // The worst case of docs/switch.md "Headroom auto" (Cisco c11-542809),
+      // as a switch port computes it: 2 L R / v + D_resp + the frame being
+      // sent each way + the PFC frame + the frame that crossed rx_xoff.
+      const double r = static_cast<double>(l->rate().in_bps());
+      const double frame_bits = 8.0 * (max_frame_ + 20);
+      const double bits = 2 * l->delay().in_seconds() * r +
+                          l->to()->pfc_response_delay().in_seconds() * r + 3 * frame_bits +
+                          8.0 * (64 + 20);
+      ports_.back()->auto_headroom = Bytes(static_cast<int64_t>(std::ceil(bits / 8)));
+      ports_.back()->pause_ignored_span = ports_.back()->auto_headroom / l->rate();
+    }
     port(i).set_state_hint(ports_.back().get());
   }
   // Work posted before setup starts now.
@@ -233,8 +247,16 @@ PacketHandle RdmaNic::make(PacketKind kind, RcOpcode op, uint32_t payload, const
   p->src_qpn = q.qpn();
   p->dst_qpn = q.remote_qpn();
   if (checks_ && kind == PacketKind::kData) [[unlikely]]
-    wire_payload_of(q.qpn()).sent += payload;
+    count_sent(q.qpn(), payload);
   return p;
+}
+
+void RdmaNic::count_sent(uint32_t qpn, uint32_t payload) { wire_payload_of(qpn).sent += payload; }
+
+void RdmaNic::count_received(const Packet& p) {
+  // Only QPs this NIC has (a packet for another is not a flow's).
+  if (p.dst_qpn >= kFirstQpn && p.dst_qpn - kFirstQpn < qps_.size())
+    wire_payload_of(p.dst_qpn).received += p.payload_bytes;
 }
 
 // ---- the receive side ----
@@ -248,23 +270,54 @@ void RdmaNic::receive(uint32_t port_index, PacketHandle p) {
     return;
   }
   assert(p->dst == host_);
-  if (checks_ && p->kind == PacketKind::kData) [[unlikely]] {
-    // Only QPs this NIC has (a packet for another is not a flow's).
-    if (p->dst_qpn >= kFirstQpn && p->dst_qpn - kFirstQpn < qps_.size())
-      wire_payload_of(p->dst_qpn).received += p->payload_bytes;
-  }
+  if (checks_ && p->kind == PacketKind::kData) [[unlikely]]
+    count_received(*p);
   if (!ps.rx.enabled()) {
     dispatch(std::move(p));
     return;
   }
   const uint8_t prio = p->priority;
   const Bytes bytes(HeaderSet(p->headers).frame_bytes(p->payload_bytes));
-  if (!ps.rx.admit(std::move(p), bytes, ctx().now())) {
+  if ((p->flags & kFlagPauseIgnored) != 0) [[unlikely]]
+    ps.pause_ignored_at = ctx().now();
+  if (!ps.rx.admit(p, bytes, ctx().now())) {
     ++counters_.rx_buffer_drops;
+    if (((lossless_mask_ >> prio) & 1) != 0) lossless_drop(port_index, *p, bytes);
     return;
   }
   ps.pfc.on_arrival(prio, [&] { return ps.rx.occupancy(prio) >= cfg_.rx_xoff; });
   if (!ps.drain.scheduled()) ctx().schedule(ps.drain, ps.rx.next_done());
+}
+
+void RdmaNic::lossless_drop(uint32_t port_index, const Packet& p, Bytes bytes) {
+  PortState& ps = *ports_[port_index];
+  const uint8_t prio = p.priority;
+  const Time now = ctx().now();
+  // The room this priority had above rx_xoff once the others' bytes are
+  // counted: below the automatic headroom, the configuration allows a drop.
+  const Bytes others = ps.rx.total() - ps.rx.occupancy(prio);
+  const Bytes room = cfg_.rx_buffer - cfg_.rx_xoff - others;
+  if (room < ps.auto_headroom) {
+    ++counters_.lossless_drops_headroom_below_automatic;
+    return;
+  }
+  if (!ps.pause_ignored_at.is_infinite() && now - ps.pause_ignored_at <= ps.pause_ignored_span) {
+    ++counters_.lossless_drops_watchdog_forward;
+    return;
+  }
+  if (!checks_) return;
+  // A pause lost on its way (the cable down, or bit errors on it).
+  const Link& out = *port(port_index).link();
+  if (out.counters().lost_down > 0 || out.bit_error_rate() > 0) return;
+  throw InvariantViolation(
+      "lossless_drop",
+      name() + " port " + std::to_string(port_index) + " priority " + std::to_string(prio), now,
+      "a " + std::to_string(bytes.count()) + " B frame dropped at the receive buffer (" +
+          std::to_string(ps.rx.occupancy(prio).count()) + " B of this priority, " +
+          std::to_string(ps.rx.total().count()) + " B of " +
+          std::to_string(cfg_.rx_buffer.count()) +
+          " B in all), though rx_buffer - rx_xoff leaves it the automatic headroom " +
+          std::to_string(ps.auto_headroom.count()) + " B");
 }
 
 void RdmaNic::on_drain(uint32_t port_index) {

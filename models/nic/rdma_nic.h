@@ -82,6 +82,12 @@ struct NicCounters {
   uint64_t pfc_frames_received = 0;
   uint64_t pfc_frames_sent = 0;
   uint64_t rx_buffer_drops = 0;
+  // Of those, drops of a lossless priority (set_lossless) that are expected
+  // (sim/invariants.h, lossless_drop): the room above rx_xoff, less what the
+  // other priorities held, below the automatic headroom; or after the
+  // neighbour's PFC watchdog (action forward) sent ignoring the pause.
+  uint64_t lossless_drops_headroom_below_automatic = 0;
+  uint64_t lossless_drops_watchdog_forward = 0;
   uint64_t cnps_sent = 0;
   uint64_t cnps_received = 0;
   uint64_t ecn_marked_received = 0;  // CE packets received: data, READ requests, READ responses
@@ -100,6 +106,13 @@ class RdmaNic : public Node, private ControlSink {
   const NicConfig& config() const { return cfg_; }
   const NicCounters& counters() const { return counters_; }
   void set_egress_selector(const EgressSelector* s) { egress_ = s; }
+  // The priorities the fabric keeps lossless (bit p: priority p) and the
+  // largest frame a neighbour sends: a receive-buffer drop of such a
+  // priority is checked as a switch's is (lossless_drop). Before setup.
+  void set_lossless(uint8_t mask, uint32_t max_frame) {
+    lossless_mask_ = mask;
+    max_frame_ = max_frame;
+  }
 
   // Creates an unconnected QP and returns its QPN. Its completions, send and
   // receive, go to `completions` (none if null).
@@ -271,7 +284,16 @@ class RdmaNic : public Node, private ControlSink {
     Pfc pfc;                                  // PFC on this port's cable, both ways
     RxBuffer rx;
     IndexedEvent<RdmaNic, &RdmaNic::on_drain> drain;
+    // lossless_drop: the automatic headroom of the port (the bytes that may
+    // still come once a pause is sent), how long it takes to fill at line
+    // rate, and when a frame sent ignoring a pause last came in.
+    Bytes auto_headroom;
+    Time pause_ignored_span;
+    Time pause_ignored_at = Time::infinite();
   };
+  // A frame of a lossless priority the receive buffer dropped: counted if
+  // expected, else (with checks on) an InvariantViolation.
+  [[gnu::cold]] void lossless_drop(uint32_t port_index, const Packet& p, Bytes bytes);
 
   QpSlot& slot(uint32_t qpn) { return *qps_[qpn - kFirstQpn]; }
 
@@ -283,13 +305,19 @@ class RdmaNic : public Node, private ControlSink {
   std::vector<std::unique_ptr<QpSlot>> qps_;
   std::vector<std::unique_ptr<PortState>> ports_;
   NicCounters counters_;
-  bool checks_ = false;                    // sim().checks(), read at setup
+  bool checks_ = false;        // sim().checks(), read at setup
+  uint8_t lossless_mask_ = 0;  // set_lossless()
+  uint32_t max_frame_ = 0;
   std::vector<WirePayload> wire_payload_;  // by QPN - kFirstQpn, with checks on
   WirePayload& wire_payload_of(uint32_t qpn) {
     const size_t i = qpn - kFirstQpn;
     if (i >= wire_payload_.size()) wire_payload_.resize(i + 1);
     return wire_payload_[i];
   }
+  // The counts above, out of line and cold: with checks off the packet
+  // paths only test checks_.
+  [[gnu::cold]] void count_sent(uint32_t qpn, uint32_t payload);
+  [[gnu::cold]] void count_received(const Packet& p);
   const EgressSelector* egress_ = nullptr;
   uint64_t next_message_id_ = 0;
 };

@@ -31,9 +31,9 @@ class RxBuffer {
   // Occupancy is kept per lane (priority) of the port.
   void set_lanes(uint8_t lanes) { occupancy_.assign(lanes, Bytes()); }
 
-  // A frame of `bytes` arrived at `now`; returns false (and keeps nothing) if
-  // it does not fit.
-  bool admit(PacketHandle p, Bytes bytes, Time now) {
+  // A frame of `bytes` arrived at `now`: takes it, or returns false (and
+  // leaves `p` to the caller) if it does not fit.
+  bool admit(PacketHandle& p, Bytes bytes, Time now) {
     if (total_ + bytes > capacity_) return false;
     const Time start = last_done_ > now ? last_done_ : now;
     last_done_ = start + bytes / drain_;

@@ -60,8 +60,8 @@ int64_t Mmu::ingress_occupancy(uint32_t port, uint8_t prio) const {
   return shared_of(x) + x.headroom_used;
 }
 
-DropReason Mmu::admit(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t out_prio,
-                      uint32_t bytes) {
+DropReason Mmu::admit_(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t out_prio,
+                       uint32_t bytes) {
   Queue& x = q(in_port, in_prio);
   const int64_t b = bytes;
   const bool lossless = cfg_.lossless(in_prio);
@@ -102,13 +102,11 @@ DropReason Mmu::admit(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint
   q(out_port, out_prio).egress += b;
   used_ += b;
   peak_used_ = std::max(peak_used_, used_);
-  if (checks_) [[unlikely]]
-    audit(in_port, in_prio, out_port, out_prio);
   return DropReason::kNone;
 }
 
-void Mmu::release(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t out_prio,
-                  uint32_t bytes) {
+void Mmu::release_(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t out_prio,
+                   uint32_t bytes) {
   Queue& x = q(in_port, in_prio);
   const int64_t b = bytes;
   // Headroom drains first (it holds the newest bytes of a paused queue, but
@@ -122,8 +120,6 @@ void Mmu::release(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t 
   shared_used_ -= from_shared;
   q(out_port, out_prio).egress -= b;
   used_ -= b;
-  if (checks_) [[unlikely]]
-    audit(in_port, in_prio, out_port, out_prio);
 }
 
 void Mmu::audit(uint32_t in_port, uint8_t in_prio, uint32_t out_port, uint8_t out_prio) const {

@@ -112,6 +112,14 @@ void Switch::setup() {
   // drop there is counted, not a violation (lossless_drop, sim/invariants.h).
   headroom_below_auto_.assign(n, false);
   for (uint32_t i = 0; i < n; ++i) headroom_below_auto_[i] = headroom[i] < auto_headroom_for(i);
+  // A frame its neighbour sent ignoring a pause: the headroom it overfills
+  // takes its own fill time at line rate (the automatic headroom's bytes) to
+  // arrive; drops within that of such a frame are the watchdog's doing.
+  pause_ignored_at_.assign(size_t{n} * lanes_, Time::infinite());
+  pause_ignored_span_.assign(n, Time::zero());
+  for (uint32_t i = 0; i < n; ++i)
+    pause_ignored_span_[i] = auto_headroom_for(i) / port(i).link()->rate();
+  hot_.watchdog_forward = cfg_.watchdog.enabled && cfg_.watchdog.action == WatchdogAction::kForward;
   checks_ = sim().checks();
   if (checks_) losses_ = std::make_unique<LossLedger>();
   mmu_ = std::make_unique<Mmu>(cfg_, n, std::move(headroom), lanes_);
@@ -235,6 +243,8 @@ void Switch::receive(uint32_t port, PacketHandle p) {
     ctx().schedule_in(watchdog_, cfg_.watchdog.timeout / 4);
   const uint8_t in_prio = classify(*p);
   hot_.mmu->prefetch(port, in_prio);
+  if ((p->flags & kFlagPauseIgnored) != 0) [[unlikely]]
+    note_pause_ignored(port, in_prio, *p);
   const int64_t egress = route(*p, port);
   if (egress < 0) {
     ++counters_.dropped_no_route;
@@ -350,6 +360,9 @@ PacketHandle Switch::next_packet(uint32_t port) {
   }
   if ((hot_.hooks & EgressHook::kAtDequeue) != 0) [[unlikely]]
     run_hooks<EgressHook::kAtDequeue>(*p, port);
+  // Sent although paused: the watchdog forwards a stormed queue.
+  if (hot_.watchdog_forward && pt.fc.paused(p->priority, now)) [[unlikely]]
+    p->flags |= kFlagPauseIgnored;
   hot_.mmu->release(p->ingress_port, p->ingress_priority, port, p->priority, p->accounted);
   const uint32_t in = p->ingress_port;
   const uint8_t in_prio = p->ingress_priority;
@@ -388,9 +401,22 @@ void Switch::add_in_flight(std::map<uint64_t, int64_t>& to) const {
   }
 }
 
+void Switch::note_pause_ignored(uint32_t port, uint8_t prio, Packet& p) {
+  p.flags &= static_cast<uint8_t>(~kFlagPauseIgnored);  // this hop's, not the next's
+  pause_ignored_at_[size_t{port} * lanes_ + prio] = ctx().now();
+}
+
 void Switch::lossless_drop(uint32_t in_port, uint8_t in_prio, const Packet& p) {
   if (headroom_below_auto_[in_port]) {
     ++counters_.lossless_drops_headroom_below_automatic;
+    return;
+  }
+  // The neighbour's watchdog sent on this queue ignoring its pause (this
+  // frame, or one within the headroom's fill time): what the watchdog's
+  // forward action is configured to do in a storm.
+  const Time ignored = pause_ignored_at_[size_t{in_port} * lanes_ + in_prio];
+  if (!ignored.is_infinite() && ctx().now() - ignored <= pause_ignored_span_[in_port]) {
+    ++counters_.lossless_drops_watchdog_forward;
     return;
   }
   if (!checks_) return;

@@ -56,6 +56,10 @@ struct SwitchCounters {
   // headroom is below the automatic value (pfc_headroom): expected there;
   // elsewhere such a drop violates lossless_drop (sim/invariants.h).
   uint64_t lossless_drops_headroom_below_automatic = 0;
+  // Lossless drops after the neighbour's PFC watchdog (action forward) sent
+  // on this port ignoring its pause: the configured outcome of a storm, not
+  // a violation (sim/invariants.h, lossless_drop).
+  uint64_t lossless_drops_watchdog_forward = 0;
 };
 
 // Per egress port and priority.
@@ -187,7 +191,9 @@ class Switch : public Node, private ControlSink {
   // A lossless frame the MMU dropped at ingress (in_port, in_prio): counted
   // if the port's headroom is below the automatic value, else a violation
   // (with checks on).
-  void lossless_drop(uint32_t in_port, uint8_t in_prio, const Packet& p);
+  [[gnu::cold]] void lossless_drop(uint32_t in_port, uint8_t in_prio, const Packet& p);
+  // A frame sent ignoring a pause came in at (port, prio).
+  [[gnu::cold]] void note_pause_ignored(uint32_t port, uint8_t prio, Packet& p);
 
   // Counters of one egress queue not touched per packet (those that are
   // live in EgressQueues).
@@ -222,8 +228,9 @@ class Switch : public Node, private ControlSink {
     ForwardingTable::DirectView direct;
     uint64_t ecmp_seed = 0;
     uint64_t forwarded = 0;
-    bool rewrites = false;  // any priority rewrite rule
-    uint8_t hooks = 0;      // EgressHook::Points with a hook on some queue
+    bool rewrites = false;          // any priority rewrite rule
+    uint8_t hooks = 0;              // EgressHook::Points with a hook on some queue
+    bool watchdog_forward = false;  // the watchdog's action is forward: mark what it sends
   };
   static_assert(sizeof(Hot) == 64);
   Hot hot_;
@@ -239,7 +246,12 @@ class Switch : public Node, private ControlSink {
   SwitchCounters counters_;
   bool checks_ = false;                    // sim().checks(), read at setup
   std::vector<bool> headroom_below_auto_;  // per port
-  std::unique_ptr<LossLedger> losses_;     // with checks on
+  // Per ingress (port, priority), port * lanes_ + priority: when a frame
+  // last came in that its sender sent ignoring the pause (kFlagPauseIgnored),
+  // and per port how long such a frame's excess can cause drops after it.
+  std::vector<Time> pause_ignored_at_;
+  std::vector<Time> pause_ignored_span_;
+  std::unique_ptr<LossLedger> losses_;  // with checks on
   // Egress hooks as registered; then, from setup(), the hooks of each
   // (port, priority, point) in registration order:
   // hook_list_[hook_index_[k] .. hook_index_[k + 1]) with

@@ -163,6 +163,9 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
   // the automatic value (sim/invariants.h, lossless_drop); not a reason of
   // its own, so not in "drops", whose reasons sum to the total.
   j["lossless_drops_headroom_below_automatic"] = r.lossless_drops_headroom_below_automatic;
+  // Of the lossless drops, those after a neighbour's PFC watchdog forwarded
+  // a stormed queue ignoring its pause (the configured outcome of a storm).
+  j["lossless_drops_watchdog_forward"] = r.lossless_drops_watchdog_forward;
   // Invariant checks (docs/reliability.md): whether they ran, and the
   // violation's line (status invariant_violated).
   j["invariants"] = {{"checked", r.checked}, {"violation", r.invariant}};

@@ -25,6 +25,7 @@ Fabric build_fabric(Simulation& sim, const Scenario& sc, const TransportFormat& 
     if (n.kind == NodeKind::kHost) {
       RdmaNic& nic = sim.add<RdmaNic>(n.name, n.host_index, sc.fabric.nic, format);
       nic.set_egress_selector(&sc.routes);
+      nic.set_lossless(sc.fabric.sw.pfc.lossless_mask, sc.fabric.sw.max_frame);
       f.nics[n.host_index] = &nic;
       f.nodes[id] = &nic;
     } else {

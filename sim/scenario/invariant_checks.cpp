@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "models/collective/collective.h"
 #include "models/nic/rdma_nic.h"
 #include "models/switch/switch.h"
 #include "models/traffic/flow_generator.h"
@@ -37,7 +38,8 @@ void check_flow_bytes(const std::vector<FlowBytes>& flows, Time now) {
   }
 }
 
-std::vector<QpEnd> gather_qp_ends(const Fabric& fabric, const FlowGenerator& traffic) {
+std::vector<QpEnd> gather_qp_ends(const Fabric& fabric, const FlowGenerator& traffic,
+                                  const std::vector<Collective*>& collectives) {
   std::vector<QpEnd> out;
   // Errors a NIC counted against the QPs it holds in error.
   for (uint32_t h = 0; h < fabric.nics.size(); ++h) {
@@ -71,10 +73,31 @@ std::vector<QpEnd> gather_qp_ends(const Fabric& fabric, const FlowGenerator& tra
       }
     }
   }
+  for (const Collective* c : collectives) {
+    const bool failed = c->failed() > 0;
+    for (uint32_t i = 0; i < c->connections(); ++i) {
+      const Collective::ConnectionEnds e = c->connection_ends(i);
+      for (const bool sender : {true, false}) {
+        const uint32_t host = sender ? e.sender_host : e.receiver_host;
+        const uint32_t qpn = sender ? e.qs : e.qr;
+        const QueuePair& qp = fabric.nics[host]->qp(qpn);
+        QpEnd q;
+        q.where = "collective " + c->name() + " connection " + std::to_string(i) +
+                  (sender ? " sender" : " receiver") + " host " + std::to_string(host) + " QP " +
+                  std::to_string(qpn);
+        q.error = qp.error;
+        q.open = qp.has_new_data() ||
+                 (qp.outstanding() && !(sender ? e.data_arrived : e.offers_arrived));
+        q.reported = failed;
+        out.push_back(q);
+      }
+    }
+  }
   return out;
 }
 
-std::vector<FlowBytes> gather_flow_bytes(const Fabric& fabric, const FlowGenerator& traffic) {
+std::vector<FlowBytes> gather_flow_bytes(const Fabric& fabric, const FlowGenerator& traffic,
+                                         const std::vector<Collective*>& collectives) {
   std::map<uint64_t, int64_t> in_flight, dropped;
   for (const Cable& c : fabric.cables) {
     for (const Link* l : {c.a_to_b, c.b_to_a}) {
@@ -104,6 +127,24 @@ std::vector<FlowBytes> gather_flow_bytes(const Fabric& fabric, const FlowGenerat
                   std::to_string(k) + ", host " + std::to_string(from.first) + " QP " +
                   std::to_string(from.second) + " to host " + std::to_string(to.first) + " QP " +
                   std::to_string(to.second);
+        f.sent = fabric.nics[from.first]->wire_payload(from.second).sent;
+        f.delivered = fabric.nics[to.first]->wire_payload(to.second).received;
+        f.in_flight = at(in_flight, key);
+        f.dropped = at(dropped, key);
+        out.push_back(f);
+      }
+    }
+  }
+  for (const Collective* c : collectives) {
+    for (uint32_t i = 0; i < c->connections(); ++i) {
+      const Collective::ConnectionEnds e = c->connection_ends(i);
+      const std::pair<uint32_t, uint32_t> s{e.sender_host, e.qs}, r{e.receiver_host, e.qr};
+      for (const auto& [from, to] : {std::make_pair(s, r), std::make_pair(r, s)}) {
+        const uint64_t key = LossLedger::key(from.first, from.second);
+        FlowBytes f;
+        f.where = "collective " + c->name() + " connection " + std::to_string(i) + ", host " +
+                  std::to_string(from.first) + " QP " + std::to_string(from.second) + " to host " +
+                  std::to_string(to.first) + " QP " + std::to_string(to.second);
         f.sent = fabric.nics[from.first]->wire_payload(from.second).sent;
         f.delivered = fabric.nics[to.first]->wire_payload(to.second).received;
         f.in_flight = at(in_flight, key);

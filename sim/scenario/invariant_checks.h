@@ -15,6 +15,7 @@ namespace rdmasim {
 
 struct Fabric;
 class FlowGenerator;
+class Collective;
 
 // One QP at the end of a run.
 struct QpEnd {
@@ -43,9 +44,17 @@ struct FlowBytes {
 // InvariantViolation.
 void check_flow_bytes(const std::vector<FlowBytes>& flows, Time now);
 
-std::vector<QpEnd> gather_qp_ends(const Fabric& fabric, const FlowGenerator& traffic);
+// The QPs of every flow part, then of every collective's connections (a
+// collective's QP is open if it has work not yet sent, or sent work not yet
+// arrived at its peer: the acknowledgements of a completed collective's last
+// elements may still be on their way; its error is reported if the
+// collective failed).
+std::vector<QpEnd> gather_qp_ends(const Fabric& fabric, const FlowGenerator& traffic,
+                                  const std::vector<Collective*>& collectives = {});
 // Both directions of every flow part (data one way, ACKs' none; a READ's
-// responses the other): needs a run with checks on.
-std::vector<FlowBytes> gather_flow_bytes(const Fabric& fabric, const FlowGenerator& traffic);
+// responses the other), then of every collective connection (elements one
+// way, FIFO entries the other): needs a run with checks on.
+std::vector<FlowBytes> gather_flow_bytes(const Fabric& fabric, const FlowGenerator& traffic,
+                                         const std::vector<Collective*>& collectives = {});
 
 }  // namespace rdmasim

@@ -186,8 +186,12 @@ struct RunResult {
     return n;
   }
   // Lossless drops on ports whose configured headroom is below the
-  // automatic value (SwitchCounters): expected, not a violation.
+  // automatic value (SwitchCounters; NicCounters, at a NIC's receive
+  // buffer): expected, not a violation.
   uint64_t lossless_drops_headroom_below_automatic = 0;
+  // Lossless drops after a neighbour's PFC watchdog (action forward) sent
+  // ignoring a pause (SwitchCounters, NicCounters): expected in a storm.
+  uint64_t lossless_drops_watchdog_forward = 0;
   // The violated invariant's line (status kInvariantViolated), else empty.
   std::string invariant;
   bool checked = false;          // the run's invariants were checked (RunOptions::check)

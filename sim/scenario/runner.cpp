@@ -334,6 +334,7 @@ void collect_switches(RunResult& r, const Scenario& sc, const Fabric& fabric) {
     r.switch_buffer_peak = std::max(r.switch_buffer_peak, s->mmu().peak_used());
     r.lossless_drops_headroom_below_automatic +=
         s->counters().lossless_drops_headroom_below_automatic;
+    r.lossless_drops_watchdog_forward += s->counters().lossless_drops_watchdog_forward;
   }
   r.switch_buffer_size = sc.fabric.sw.buffer.count();
 }
@@ -345,6 +346,8 @@ void collect_nics(RunResult& r, const Fabric& fabric) {
     r.out_of_sequence += c.out_of_sequence;
     r.retransmissions += c.retransmitted_packets;
     r.qp_errors += c.qp_errors;
+    r.lossless_drops_headroom_below_automatic += c.lossless_drops_headroom_below_automatic;
+    r.lossless_drops_watchdog_forward += c.lossless_drops_watchdog_forward;
     r.cc.cnps_sent += c.cnps_sent;
     r.cc.cnps_received += c.cnps_received;
     r.cc.ecn_marked_received += c.ecn_marked_received;
@@ -458,11 +461,10 @@ void collect_flows(RunResult& r, const Scenario& sc, const Fabric& fabric,
 
 // The invariants checked once the run is over (sim/scenario/invariant_checks.h):
 // the violation's line, or empty.
-std::string check_end_of_run(const RunResult& r, const Fabric& fabric,
-                             const FlowGenerator& traffic) {
+std::string check_end_of_run(const RunResult& r, const Fabric& fabric, const Workloads& w) {
   try {
-    check_qp_end_states(r.status, gather_qp_ends(fabric, traffic), r.sim_time);
-    check_flow_bytes(gather_flow_bytes(fabric, traffic), r.sim_time);
+    check_qp_end_states(r.status, gather_qp_ends(fabric, *w.flows, w.collectives), r.sim_time);
+    check_flow_bytes(gather_flow_bytes(fabric, *w.flows, w.collectives), r.sim_time);
   } catch (const InvariantViolation& v) {
     return v.what();
   }
@@ -630,7 +632,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   collect_flows(r, sc, fabric, *workloads.flows, recorders, format);
   collect_collectives(r, workloads);
   r.checked = options.check;
-  if (options.check && violation.empty()) violation = check_end_of_run(r, fabric, *workloads.flows);
+  if (options.check && violation.empty()) violation = check_end_of_run(r, fabric, workloads);
   if (!violation.empty()) {
     r.status = RunStatus::kInvariantViolated;
     r.invariant = violation;

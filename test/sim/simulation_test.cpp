@@ -122,13 +122,22 @@ TEST_CASE("components cannot be added once the simulation is set up", "[quick][s
   CHECK_THROWS_AS(sim.add<Ticker>("late", Time::ns(1), 1, &log), std::logic_error);
 }
 
+namespace rdmasim {
+// Schedules without schedule()'s assertion (sim/partition.h), so that the
+// check where events are taken can be tested in builds with assertions on.
+struct PartitionTestAccess {
+  static void push(Partition& p, Event& e, Time t) { p.push(e, t); }
+};
+}  // namespace rdmasim
+
 namespace {
-// At 10 ns schedules a second event for 5 ns: in the past.
+// At 10 ns schedules a second event for 5 ns: in the past (past
+// schedule()'s assertion, which would stop a Debug build right here).
 class PastScheduler : public Component {
  public:
   explicit PastScheduler(Simulation& sim) : Component(sim, "past") {}
   void setup() override { ctx().schedule(first_, Time::ns(10)); }
-  void on_first() { ctx().schedule(second_, Time::ns(5)); }
+  void on_first() { PartitionTestAccess::push(ctx(), second_, Time::ns(5)); }
   void on_second() {}
 
  private:
@@ -146,6 +155,41 @@ TEST_CASE("event_in_past: an event scheduled before now is reported, with checks
   CHECK_THROWS_WITH(sim.run(),
                     "invariant event_in_past violated at past, t=10ns: an event "
                     "scheduled for t=5ns, before now");
+}
+
+namespace {
+// At 10 ns schedules a second event for now, then one rescheduled to now:
+// not in the past (the assertions in schedule() and reschedule() let both
+// through).
+class NowScheduler : public Component {
+ public:
+  explicit NowScheduler(Simulation& sim) : Component(sim, "now") {}
+  void setup() override { ctx().schedule(first_, Time::ns(10)); }
+  void on_first() {
+    ctx().schedule(second_, ctx().now());
+    ctx().schedule(third_, Time::ns(20));
+    ctx().reschedule(third_, ctx().now());
+  }
+  void on_second() { ++ran; }
+  void on_third() { ++ran; }
+  int ran = 0;
+
+ private:
+  MemberEvent<NowScheduler, &NowScheduler::on_first> first_{this, EventClass::kTimer, id()};
+  MemberEvent<NowScheduler, &NowScheduler::on_second> second_{this, EventClass::kTimer, id()};
+  MemberEvent<NowScheduler, &NowScheduler::on_third> third_{this, EventClass::kTimer, id()};
+};
+}  // namespace
+
+TEST_CASE("event_in_past: an event scheduled for now is not in the past",
+          "[quick][simulation][invariants]") {
+  Simulation sim;
+  sim.set_checks(true);
+  NowScheduler& c = sim.add<NowScheduler>();
+  sim.setup();
+  sim.run();
+  CHECK(c.ran == 2);
+  CHECK(sim.now() == Time::ns(10));
 }
 
 TEST_CASE("checks are on by default exactly in Debug builds, and set before setup",

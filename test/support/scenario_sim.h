@@ -48,7 +48,9 @@ class ScenarioSim {
     switches = std::move(f.switches);
     switch_of_node = std::move(f.switch_of_node);
     cables = std::move(f.cables);
-    traffic = build_workloads(sim, sc, nics).flows;
+    Workloads w = build_workloads(sim, sc, nics);
+    traffic = w.flows;
+    collectives = std::move(w.collectives);
   }
 
   const Scenario& scenario() const { return sc_; }
@@ -91,6 +93,7 @@ class ScenarioSim {
   std::vector<Switch*> switch_of_node;  // by node id (null for hosts)
   std::vector<Cable> cables;            // in topology link order
   FlowGenerator* traffic = nullptr;
+  std::vector<Collective*> collectives;  // `traffic` items of kind collective
 };
 
 inline const DcqcnConfig& dcqcn_config(const Scenario& sc) {

@@ -219,3 +219,52 @@ TEST_CASE("a PFC storm pauses the peer until it ends", "[quick][nic][pfc]") {
   const Time rest = Bytes((256 - before) * 4178) / p.rate;
   CHECK(p.log.sent[0].completed == resumed + rest + p.delay + Bytes(86) / p.rate + p.delay);
 }
+
+// lossless_drop at a NIC's receive buffer (sim/invariants.h): a slow host
+// (10 Gb/s into memory) behind a 1 us, 100 Gb/s cable, XOFF at 32 KiB and
+// 26,000 B above it. After XOFF, what is on the cable both ways (25,000 B),
+// the frame being sent and the one that crossed XOFF (4,158 B each) still
+// come: more than the room, so frames of the lossless priority 3 are dropped.
+TEST_CASE("lossless_drop at a NIC: counted below the automatic headroom, else a violation",
+          "[quick][nic][pfc][invariants]") {
+  NicConfig cfg;
+  cfg.rx_drain_rate = BitRate::gbps(10);
+  cfg.rx_xoff = Bytes::kib(32);
+  cfg.rx_buffer = cfg.rx_xoff + Bytes(26'000);
+  cfg.rx_xon = Bytes::kib(16);
+  cfg.retransmit_timeout = Time::us(50);
+  // Checks on, `mask` lossless at b, the automatic headroom taken for
+  // frames of `frame` bytes; a 1 MiB WRITE from a to b posted.
+  const auto start = [](Pair& p, uint8_t mask, uint32_t frame) {
+    p.sim.set_checks(true);
+    p.b.set_lossless(mask, frame);
+    p.sim.setup();
+    p.a.post(p.qa, WorkRequest{1, Verb::kWrite, 1 << 20});
+  };
+  SECTION("9216-byte frames: the automatic headroom is 52,792 B, above the room") {
+    // 2 x 1 us x 100 Gb/s + 3 x (9216 + 20) B + 84 B, in bytes.
+    Pair p(cfg);
+    start(p, 1 << 3, 9216);
+    p.sim.run();
+    REQUIRE(p.log.sent.size() == 1);
+    CHECK(p.log.sent[0].status == WcStatus::kSuccess);
+    CHECK(p.b.counters().rx_buffer_drops > 0);
+    CHECK(p.b.counters().lossless_drops_headroom_below_automatic == p.b.counters().rx_buffer_drops);
+  }
+  SECTION(
+      "the automatic headroom taken for 64-byte frames (25,336 B, within the room): "
+      "the drop is reported") {
+    Pair p(cfg);
+    start(p, 1 << 3, 64);  // a test hook: the fabric passes fabric.switch.max_frame
+    CHECK_THROWS_WITH(p.sim.run(), Catch::StartsWith("invariant lossless_drop violated at b "
+                                                     "port 0 priority 3") &&
+                                       Catch::Contains("dropped at the receive buffer"));
+  }
+  SECTION("priority 3 not lossless: nothing is checked") {
+    Pair p(cfg);
+    start(p, 1 << 4, 64);
+    p.sim.run();
+    CHECK(p.b.counters().rx_buffer_drops > 0);
+    CHECK(p.b.counters().lossless_drops_headroom_below_automatic == 0);
+  }
+}

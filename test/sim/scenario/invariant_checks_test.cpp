@@ -87,3 +87,64 @@ TEST_CASE("flow_bytes: a lossy incast's drops and retransmissions balance, flow 
   CHECK(sent > bytes);  // ... some of them twice
   CHECK(s.switches[0]->drops(DropReason::kEgressLimit) > 0);
 }
+
+TEST_CASE("qp_end_state and flow_bytes cover a collective's QPs", "[quick][invariants]") {
+  // A ring AllReduce on four hosts: 4 ranks x 1 channel = 4 connections,
+  // each a QP pair carrying elements one way and FIFO entries the other.
+  const Scenario sc = load_scenario_text(R"({
+    "topology": {"kind": "star", "hosts": 4},
+    "traffic": [{"kind": "collective", "op": "all_reduce", "size": "256KiB",
+                 "nccl_buffsize": "64KiB"}]
+  })",
+                                         "collective");
+  testing::ScenarioSim s(sc);
+  REQUIRE(s.collectives.size() == 1);
+  const Collective& c = *s.collectives[0];
+  s.sim.setup();
+  s.sim.run(sc.stop.time);
+  REQUIRE(c.completed() == 1);
+  Fabric fabric;
+  fabric.nics = s.nics;
+  fabric.switches = s.switches;
+  fabric.cables = s.cables;
+  std::vector<QpEnd> qps = gather_qp_ends(fabric, *s.traffic, s.collectives);
+  std::vector<FlowBytes> bytes = gather_flow_bytes(fabric, *s.traffic, s.collectives);
+  REQUIRE(qps.size() == 2 * c.connections());
+  REQUIRE(bytes.size() == 2 * c.connections());
+  const std::string at = "collective " + c.name() + " connection ";
+  CHECK_THAT(qps[0].where, Catch::StartsWith(at + "0 sender host "));
+  CHECK_NOTHROW(check_qp_end_states(RunStatus::kComplete, qps, s.sim.now()));
+  CHECK_NOTHROW(check_flow_bytes(bytes, s.sim.now()));
+  // Elements one way: every byte of the collective, delivered (nothing is
+  // lost on a star); FIFO entries of 64 bytes the other.
+  int64_t elements = 0;
+  for (size_t i = 0; i < bytes.size(); i += 2) elements += bytes[i].delivered;
+  CHECK(elements == c.bytes_total());
+  CHECK(bytes[1].delivered % kFifoEntryBytes == 0);
+  // A QP left open, or in error unreported, or a byte lost: each reported.
+  QpEnd open = qps[3];
+  open.open = true;
+  CHECK_THROWS_WITH(check_qp_end_states(RunStatus::kComplete, {open}, s.sim.now()),
+                    Catch::StartsWith("invariant qp_end_state violated at " + at + "1 receiver") &&
+                        Catch::EndsWith("the QP is still open"));
+  QpEnd silent = qps[2];
+  silent.error = true;
+  silent.reported = c.failed() > 0;
+  CHECK_THROWS_AS(check_qp_end_states(RunStatus::kQpError, {silent}, s.sim.now()),
+                  InvariantViolation);
+  FlowBytes lost = bytes[4];
+  lost.delivered -= 4096;
+  CHECK_THROWS_WITH(check_flow_bytes({lost}, s.sim.now()),
+                    Catch::StartsWith("invariant flow_bytes violated at " + at + "2, host "));
+}
+
+TEST_CASE("a collective run with --check passes its end-of-run checks", "[quick][invariants]") {
+  const testing::Ran r = testing::run_text(R"({
+    "topology": {"kind": "star", "hosts": 4},
+    "traffic": [{"kind": "collective", "op": "all_gather", "size": "256KiB", "channels": 2,
+                 "iterations": 2, "nccl_buffsize": "64KiB"}]
+  })");
+  CHECK(r.result.checked);
+  CHECK(r.result.status == RunStatus::kComplete);
+  CHECK(r.result.invariant.empty());
+}
