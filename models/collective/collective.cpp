@@ -4,6 +4,7 @@
 #include <cassert>
 
 #include "models/collective/ring.h"
+#include "models/collective/tree.h"
 #include "models/traffic/flow_generator.h"
 
 namespace rdmasim {
@@ -24,6 +25,8 @@ const char* to_string(CollectiveAlgorithm a) {
   switch (a) {
     case CollectiveAlgorithm::kRing:
       return "ring";
+    case CollectiveAlgorithm::kTree:
+      return "tree";
   }
   return "?";
 }
@@ -48,6 +51,10 @@ Collective::Collective(Simulation& sim, std::string name, CollectiveSpec spec,
     case CollectiveAlgorithm::kRing:
       plan_ = ring_plan(spec_.op, n, spec_.bytes, spec_.channels, spec_.slot_bytes(),
                         std::max<uint32_t>(1, spec_.steps / 2));
+      break;
+    case CollectiveAlgorithm::kTree:
+      assert(spec_.op == CollectiveOp::kAllReduce);
+      plan_ = tree_plan(n, spec_.bytes, spec_.channels, spec_.slot_bytes());
       break;
   }
   rank_.resize(n);
@@ -195,7 +202,7 @@ void Collective::kick(uint32_t rank) {
         break;
       }
       ++k.ready;
-      if (plan_.conns[x].elems[e].consumer_conn < 0) use(x, e);
+      if (plan_.conns[x].elems[e].consumers == 0) use(x, e);
     }
   }
   for (const uint32_t y : rs.out) try_send(rank, y);
@@ -248,31 +255,43 @@ void Collective::try_send(uint32_t rank, uint32_t y) {
          k.posted < k.send_done + spec_.steps) {
     const uint64_t e = k.posted - base;
     const PlanElement& pe = pc.elems[e];
-    if (pe.dep_conn >= 0) {
-      const Conn& x = conns_[static_cast<uint32_t>(pe.dep_conn)];
-      if (x.ready <= uint64_t{rs.iter} * x.elems + pe.dep_elem) break;
-    }
+    if (!deps_ready(rs.iter, pe)) break;
     nic.post(k.qs, WorkRequest{uint64_t{y} << 1, Verb::kWriteImm, pe.bytes,
                                static_cast<uint32_t>(k.posted)});
     ++k.posted;
     --rs.pending;
     StepRecord& sr = steps_[(size_t{rs.iter} * plan_.ranks + rank) * plan_.steps + pe.step];
     if (sr.start.is_infinite()) sr.start = nic.ctx().now();
-    // Its data has been copied out of the receive slot it came in.
-    if (pe.dep_conn >= 0) use(static_cast<uint32_t>(pe.dep_conn), pe.dep_elem);
+    // Its data has been copied out of the receive slots it came in.
+    for (size_t d = 0; d < PlanElement::kMaxDeps && pe.dep_conn[d] >= 0; ++d) {
+      use(static_cast<uint32_t>(pe.dep_conn[d]), pe.dep_elem[d]);
+    }
   }
 }
 
-// Element e of connection x (at its receiver) has been used. Slots are
-// freed in order, as NCCL's kernel consumes its receive slots one after
-// another; each freed slot is offered for the element NCCL_STEPS later.
+bool Collective::deps_ready(uint32_t iter, const PlanElement& pe) const {
+  for (size_t d = 0; d < PlanElement::kMaxDeps && pe.dep_conn[d] >= 0; ++d) {
+    const Conn& x = conns_[static_cast<uint32_t>(pe.dep_conn[d])];
+    if (x.ready <= uint64_t{iter} * x.elems + pe.dep_elem[d]) return false;
+  }
+  return true;
+}
+
+// Element e of connection x (at its receiver) has been used once more: by
+// one of its consumers, or (without consumers) once usable. Slots are freed
+// in order once every consumer has used them, as NCCL's kernel consumes its
+// receive slots one after another; each freed slot is offered for the
+// element NCCL_STEPS later.
 void Collective::use(uint32_t x, uint64_t e) {
   Conn& k = conns_[x];
   const PlanConnection& pc = plan_.conns[x];
   RankState& rs = rank_[pc.receiver];
   const uint64_t base = uint64_t{rs.iter} * k.elems;
-  k.used[e] = 1;
-  while (k.freed < base + k.elems && k.used[k.freed - base] != 0) {
+  ++k.used[e];
+  const auto uses = [&pc](uint64_t i) {
+    return std::max<uint8_t>(1, pc.elems[static_cast<size_t>(i)].consumers);
+  };
+  while (k.freed < base + k.elems && k.used[k.freed - base] == uses(k.freed - base)) {
     k.used[k.freed - base] = 0;  // ready for the next iteration
     const uint64_t g = k.freed++;
     --rs.pending;

@@ -130,7 +130,7 @@ class Collective : public Workload, public CompletionHandler {
     uint64_t freed = 0;
     Time reduce_free;            // the receiver's reduction of this connection is busy until then
     std::vector<Time> ready_at;  // per element of the current iteration
-    std::vector<uint8_t> used;   // per element: used, its slot not yet freed
+    std::vector<uint8_t> used;   // per element: uses so far, its slot not yet freed
   };
   struct RankState {
     uint32_t host = 0;
@@ -149,6 +149,8 @@ class Collective : public Workload, public CompletionHandler {
   void end_iteration(uint32_t rank);
   void try_send(uint32_t rank, uint32_t conn);
   void use(uint32_t conn, uint64_t elem);
+  // Whether the elements `pe` depends on are usable, in iteration `iter`.
+  bool deps_ready(uint32_t iter, const PlanElement& pe) const;
   void offer(uint32_t conn, uint64_t g);
   void fail(uint32_t rank);
   // Which of its ends (conn * 2 + 0: sender's QP, + 1: receiver's QP) a

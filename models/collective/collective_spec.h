@@ -16,7 +16,7 @@ namespace rdmasim {
 
 // nccl-tests' names: all_reduce_perf, all_gather_perf, reduce_scatter_perf.
 enum class CollectiveOp : uint8_t { kAllReduce, kAllGather, kReduceScatter };
-enum class CollectiveAlgorithm : uint8_t { kRing };
+enum class CollectiveAlgorithm : uint8_t { kRing, kTree };
 
 const char* to_string(CollectiveOp op);
 const char* to_string(CollectiveAlgorithm a);

@@ -209,9 +209,12 @@ const ParamTable& collective_params() {
         .source("nccl-tests");
     f.add_choice("algorithm",
                  std::vector<std::pair<std::string, CollectiveAlgorithm>>{
-                     {"ring", CollectiveAlgorithm::kRing}})
+                     {"ring", CollectiveAlgorithm::kRing}, {"tree", CollectiveAlgorithm::kTree}})
         .def(static_cast<int64_t>(CollectiveAlgorithm::kRing))
-        .doc("ring: one ring over the ranks in their order, per channel (NCCL_ALGO=Ring)")
+        .doc(
+            "ring: one ring over the ranks in their order, per channel (NCCL_ALGO=Ring); tree: "
+            "NCCL's double binary tree over the ranks in their order, both trees in every "
+            "channel, each on half its data (NCCL_ALGO=Tree; all_reduce only)")
         .source("NCCL");
     f.add("ranks", ParamKind::kCustom)
         .takes("host list", R"({"anyOf": [{"const": "all"}, {"type": "array", "items": )" +
