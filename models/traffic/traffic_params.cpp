@@ -229,6 +229,15 @@ const ParamTable& collective_params() {
         .def(int64_t{1})
         .doc("rings side by side, each carrying size / channels on QPs of its own (NCCL channels)")
         .source("NCCL: NCCL_MIN_NCHANNELS, MAXCHANNELS 32");
+    f.add("qps_per_connection", ParamKind::kInt)
+        .range(1, 32)
+        .def(int64_t{1})
+        .doc(
+            "QP pairs per connection; each element is split over them as NCCL splits a "
+            "transfer: every QP but the last takes ceil(ceil(b / qps) / 128) x 128 bytes of an "
+            "element of b bytes, the last what is left, each part a WRITE with immediate on its "
+            "own QP (and UDP source port)")
+        .source("NCCL: NCCL_IB_QPS_PER_CONNECTION, default 1; NCCL_IB_SPLIT_DATA_ON_QPS=1");
     f.add("iterations", ParamKind::kInt)
         .range(1, 1'000'000)
         .def(int64_t{1})

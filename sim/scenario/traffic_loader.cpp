@@ -376,6 +376,7 @@ CollectiveSpec read_collective(JsonReader& r, const Topology& t, const std::stri
   }
   c.ranks = read_ranks(r, t);
   c.channels = static_cast<uint32_t>(r.integer("channels"));
+  c.qps = static_cast<uint32_t>(r.integer("qps_per_connection"));
   c.bytes = r.bytes("size").count();
   const int64_t unit = 4 * static_cast<int64_t>(c.ranks.size()) * c.channels;
   if (c.bytes % unit != 0) {

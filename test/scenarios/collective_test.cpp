@@ -324,3 +324,75 @@ TEST_CASE("tree AllReduce: bytes per rank, one completion per iteration, same on
   for (uint32_t r = 0; r < 5; ++r) CHECK(per_rank[r] == 3 * halves[r] * half);
   check_same_as_first(runs);
 }
+
+TEST_CASE(
+    "QPs per connection: each element split over the QPs as NCCL splits a transfer, one UDP "
+    "source port per QP",
+    "[quick][scenario][collective]") {
+  // NCCL's IB transport (net_ib.cc, NCCL_IB_SPLIT_DATA_ON_QPS) gives each
+  // of q QPs ceil(ceil(b / q) / 128) x 128 bytes of a transfer of b bytes,
+  // the last QP what is left. Ring AllReduce over 4 ranks, one channel,
+  // 8 KiB slots (64 KiB buffer): each rank's 33,768-byte chunk per step is
+  // 4 slots of 8192 bytes (a 32 KiB chunk, half the buffer) and one element
+  // of 1000 bytes; 2(n-1) = 6 steps. Over q = 3 QPs an 8192-byte element
+  // goes as 2816 + 2816 + 2560 (ceil(8192/3) = 2731, rounded up to 22 x 128)
+  // and a 1000-byte one as 384 + 384 + 232.
+  const int64_t size = 4 * (32768 + 1000);
+  const std::string text =
+      star(4, "1us",
+           R"({"kind": "collective", "op": "all_reduce", "size": )" + std::to_string(size) +
+               R"(, "nccl_buffsize": "64KiB", "qps_per_connection": 3})");
+  const Scenario sc = load_scenario_text(text, "qps");
+  struct QpReader final : Component {
+    QpReader(Simulation& sim, const Collective*& c, const std::vector<RdmaNic*>& nics,
+             std::vector<std::vector<int64_t>>& bytes, std::vector<std::vector<uint32_t>>& ports)
+        : Component(sim, "qp_reader"), c_(c), nics_(nics), bytes_(bytes), ports_(ports) {}
+    void finish() override {
+      for (uint32_t i = 0; i < c_->plan().conns.size(); ++i) {
+        bytes_.emplace_back();
+        ports_.emplace_back();
+        const uint32_t sender = c_->spec().ranks[c_->plan().conns[i].sender];
+        for (uint32_t q = 0; q < c_->spec().qps; ++q) {
+          const QueuePair& qp = nics_[sender]->qp(c_->connection_qps(i, q).first);
+          bytes_.back().push_back(qp.posted_bytes());
+          ports_.back().push_back(qp.flow_hash());
+        }
+      }
+    }
+    const Collective*& c_;
+    const std::vector<RdmaNic*>& nics_;
+    std::vector<std::vector<int64_t>>& bytes_;
+    std::vector<std::vector<uint32_t>>& ports_;
+  };
+  const Collective* coll = nullptr;
+  std::vector<RdmaNic*> nics;
+  std::vector<std::vector<int64_t>> bytes;
+  std::vector<std::vector<uint32_t>> ports;
+  RunOptions o;
+  o.add_workloads = [&](Simulation&, const std::vector<RdmaNic*>& n, std::vector<Workload*>& all) {
+    nics = n;
+    for (Workload* w : all) {
+      if (auto* c = dynamic_cast<const Collective*>(w)) coll = c;
+    }
+  };
+  o.on_built = [&](Simulation& sim, const std::vector<Switch*>&) {
+    sim.add<QpReader>(coll, nics, bytes, ports);
+  };
+  const RunResult r = run_scenario(sc, o);
+  REQUIRE(r.status == RunStatus::kComplete);
+  const CollectiveResult& c = r.collectives.at(0);
+  CHECK(c.completed == 1);
+  // The ring's bytes per rank do not depend on the QPs: 6 x 33,768.
+  for (const int64_t b : c.rank_bytes_received) CHECK(b == 6 * (32768 + 1000));
+  REQUIRE(bytes.size() == 4);
+  const std::vector<int64_t> per_qp{24 * 2816 + 6 * 384, 24 * 2816 + 6 * 384, 24 * 2560 + 6 * 232};
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    INFO("connection " << i);
+    CHECK(bytes[i] == per_qp);
+    // Three QPs, three UDP source ports for the switches' ECMP hash.
+    REQUIRE(ports[i].size() == 3);
+    CHECK(ports[i][0] != ports[i][1]);
+    CHECK(ports[i][0] != ports[i][2]);
+    CHECK(ports[i][1] != ports[i][2]);
+  }
+}
