@@ -4,6 +4,7 @@
 #include <cassert>
 
 #include "models/collective/ring.h"
+#include "models/collective/tree.h"
 #include "models/traffic/flow_generator.h"
 
 namespace rdmasim {
@@ -24,6 +25,8 @@ const char* to_string(CollectiveAlgorithm a) {
   switch (a) {
     case CollectiveAlgorithm::kRing:
       return "ring";
+    case CollectiveAlgorithm::kTree:
+      return "tree";
   }
   return "?";
 }
@@ -35,8 +38,11 @@ double bus_factor(CollectiveOp op, uint32_t n) {
 
 namespace {
 
-// Work request ids: connection * 2, + 1 for a FIFO entry.
+// Work request ids: element << 32 | connection * 2, + 1 for a FIFO entry.
 constexpr uint64_t kFifoBit = 1;
+uint64_t wr_id(uint64_t g, uint32_t conn, bool fifo) {
+  return (g << 32) | (uint64_t{conn} << 1) | (fifo ? kFifoBit : 0);
+}
 
 }  // namespace
 
@@ -48,6 +54,10 @@ Collective::Collective(Simulation& sim, std::string name, CollectiveSpec spec,
     case CollectiveAlgorithm::kRing:
       plan_ = ring_plan(spec_.op, n, spec_.bytes, spec_.channels, spec_.slot_bytes(),
                         std::max<uint32_t>(1, spec_.steps / 2));
+      break;
+    case CollectiveAlgorithm::kTree:
+      assert(spec_.op == CollectiveOp::kAllReduce);
+      plan_ = tree_plan(n, spec_.bytes, spec_.channels, spec_.slot_bytes());
       break;
   }
   rank_.resize(n);
@@ -62,6 +72,7 @@ Collective::Collective(Simulation& sim, std::string name, CollectiveSpec spec,
     ends_[host].push_back(end);
     return q;
   };
+  const uint32_t nq = spec_.qps;
   for (uint32_t i = 0; i < conns_.size(); ++i) {
     const PlanConnection& pc = plan_.conns[i];
     Conn& c = conns_[i];
@@ -70,21 +81,28 @@ Collective::Collective(Simulation& sim, std::string name, CollectiveSpec spec,
     c.elems = pc.elems.size();
     c.ready_at.assign(pc.elems.size(), Time::zero());
     c.used.assign(pc.elems.size(), 0);
+    c.parts_acked.assign(spec_.steps, 0);
+    c.parts_in.assign(spec_.steps, 0);
     RdmaNic& s = *nics_[c.sender_host];
     RdmaNic& d = *nics_[c.receiver_host];
-    c.qs = create(c.sender_host, 2 * i);
-    c.qr = create(c.receiver_host, 2 * i + 1);
-    const uint32_t sport = roce_source_port(c.sender_host, c.qs);
-    s.connect_qp(c.qs, c.receiver_host, c.qr, sport);
-    d.connect_qp(c.qr, c.sender_host, c.qs, sport);
-    // Every element and every FIFO entry is a WRITE with immediate: one
-    // receive WQE each, posted up front.
-    const auto total = static_cast<int64_t>(c.elems * spec_.iterations);
-    d.post_receives(c.qr, total);
-    s.post_receives(c.qs, total);
-    if (spec_.cc) {
-      s.set_congestion_control(c.qs, spec_.cc->make());
-      d.set_congestion_control(c.qr, spec_.cc->make());
+    for (uint32_t q = 0; q < nq; ++q) {
+      const uint32_t end = (i * nq + q) * 2;
+      c.qs.push_back(create(c.sender_host, end));
+      c.qr.push_back(create(c.receiver_host, end + 1));
+      // Each QP its own UDP source port: ECMP may put them on different paths.
+      const uint32_t sport = roce_source_port(c.sender_host, c.qs[q]);
+      s.connect_qp(c.qs[q], c.receiver_host, c.qr[q], sport);
+      d.connect_qp(c.qr[q], c.sender_host, c.qs[q], sport);
+      // Every part of an element and every FIFO entry (on QP 0) is a WRITE
+      // with immediate: one receive WQE each, posted up front.
+      int64_t parts = 0;
+      for (const PlanElement& e : pc.elems) parts += qp_parts(e.bytes, nq) > q ? 1 : 0;
+      d.post_receives(c.qr[q], parts * spec_.iterations);
+      if (q == 0) s.post_receives(c.qs[q], static_cast<int64_t>(c.elems * spec_.iterations));
+      if (spec_.cc) {
+        s.set_congestion_control(c.qs[q], spec_.cc->make());
+        d.set_congestion_control(c.qr[q], spec_.cc->make());
+      }
     }
     rank_[pc.sender].out.push_back(i);
     rank_[pc.receiver].in.push_back(i);
@@ -122,7 +140,7 @@ void Collective::wake(uint32_t rank, Time at) {
 }
 
 void Collective::on_send_completion(uint32_t host, const Completion& c) {
-  const auto conn = static_cast<uint32_t>(c.wr_id >> 1);
+  const auto conn = static_cast<uint32_t>((c.wr_id & 0xFFFFFFFF) >> 1);
   const uint32_t rank =
       (c.wr_id & kFifoBit) != 0 ? plan_.conns[conn].receiver : plan_.conns[conn].sender;
   if (c.status != WcStatus::kSuccess) {
@@ -130,14 +148,25 @@ void Collective::on_send_completion(uint32_t host, const Completion& c) {
     return;
   }
   if ((c.wr_id & kFifoBit) != 0) return;  // a FIFO entry landed: nothing waits for that
-  // A send slot is free again.
-  ++conns_[conn].send_done;
-  wake(rank, nics_[host]->ctx().now());
+  // A part acknowledged; send slots are free again once all the parts of
+  // the elements before them are.
+  Conn& k = conns_[conn];
+  const PlanConnection& pc = plan_.conns[conn];
+  ++k.parts_acked[(c.wr_id >> 32) % spec_.steps];
+  bool freed = false;
+  while (k.send_done < k.posted) {
+    uint8_t& a = k.parts_acked[k.send_done % spec_.steps];
+    if (a < qp_parts(pc.elems[k.send_done % k.elems].bytes, spec_.qps)) break;
+    a = 0;
+    ++k.send_done;
+    freed = true;
+  }
+  if (freed) wake(rank, nics_[host]->ctx().now());
 }
 
 void Collective::on_receive_completion(uint32_t host, const Completion& c) {
   const uint32_t end = end_of(host, c.qpn);
-  const uint32_t conn = end >> 1;
+  const uint32_t conn = (end >> 1) / spec_.qps;
   Conn& k = conns_[conn];
   const PlanConnection& pc = plan_.conns[conn];
   const Time now = c.completed;
@@ -148,26 +177,37 @@ void Collective::on_receive_completion(uint32_t host, const Completion& c) {
     wake(pc.sender, now);
     return;
   }
-  // At the receiver: an element.
+  // At the receiver: a part of an element (imm: the element, counted over
+  // iterations); the elements whose parts have all arrived, in order, have
+  // arrived.
   const RankState& rs = rank_[pc.receiver];
   const uint64_t base = uint64_t{rs.iter} * k.elems;
-  const uint64_t e = k.arrived - base;
-  assert(c.imm == static_cast<uint32_t>(k.arrived));
-  const PlanElement& pe = pc.elems[e];
-  Time t = now;
-  if (pe.reduce && spec_.reduce_rate.in_bps() > 0) {
-    t = std::max(now, k.reduce_free) +
-        Time::ps(static_cast<int64_t>((static_cast<__int128>(pe.bytes) * 8 * 1'000'000'000'000) /
-                                      spec_.reduce_rate.in_bps()));
-    k.reduce_free = t;
-  }
-  k.ready_at[e] = t;
-  ++k.arrived;
+  assert(c.imm >= k.arrived && c.imm < base + k.elems);
+  ++k.parts_in[c.imm % spec_.steps];
   rank_rx_[pc.receiver] += c.bytes;
-  StepRecord& sr = steps_[(size_t{rs.iter} * plan_.ranks + pc.receiver) * plan_.steps + pe.step];
-  sr.bytes += c.bytes;
-  sr.end = sr.end.is_infinite() ? now : std::max(sr.end, now);
-  wake(pc.receiver, t);
+  const size_t row = size_t{rs.iter} * plan_.ranks + pc.receiver;
+  steps_[row * plan_.steps + pc.elems[c.imm - base].step].bytes += c.bytes;
+  Time first = Time::infinite();
+  while (k.arrived < base + k.elems) {
+    uint8_t& got = k.parts_in[k.arrived % spec_.steps];
+    const uint64_t e = k.arrived - base;
+    const PlanElement& pe = pc.elems[e];
+    if (got < qp_parts(pe.bytes, spec_.qps)) break;
+    got = 0;
+    Time t = now;
+    if (pe.reduce && spec_.reduce_rate.in_bps() > 0) {
+      t = std::max(now, k.reduce_free) +
+          Time::ps(static_cast<int64_t>((static_cast<__int128>(pe.bytes) * 8 * 1'000'000'000'000) /
+                                        spec_.reduce_rate.in_bps()));
+      k.reduce_free = t;
+    }
+    k.ready_at[e] = t;
+    ++k.arrived;
+    StepRecord& sr = steps_[row * plan_.steps + pe.step];
+    sr.end = sr.end.is_infinite() ? now : std::max(sr.end, now);
+    first = std::min(first, t);
+  }
+  if (!first.is_infinite()) wake(pc.receiver, first);
 }
 
 void Collective::kick(uint32_t rank) {
@@ -195,7 +235,7 @@ void Collective::kick(uint32_t rank) {
         break;
       }
       ++k.ready;
-      if (plan_.conns[x].elems[e].consumer_conn < 0) use(x, e);
+      if (plan_.conns[x].elems[e].consumers == 0) use(x, e);
     }
   }
   for (const uint32_t y : rs.out) try_send(rank, y);
@@ -248,31 +288,48 @@ void Collective::try_send(uint32_t rank, uint32_t y) {
          k.posted < k.send_done + spec_.steps) {
     const uint64_t e = k.posted - base;
     const PlanElement& pe = pc.elems[e];
-    if (pe.dep_conn >= 0) {
-      const Conn& x = conns_[static_cast<uint32_t>(pe.dep_conn)];
-      if (x.ready <= uint64_t{rs.iter} * x.elems + pe.dep_elem) break;
+    if (!deps_ready(rs.iter, pe)) break;
+    // One WRITE with immediate per QP, as NCCL splits a transfer.
+    for (uint32_t q = 0; q < spec_.qps; ++q) {
+      const int64_t b = qp_part_bytes(pe.bytes, spec_.qps, q);
+      if (b == 0) break;
+      nic.post(k.qs[q], WorkRequest{wr_id(k.posted, y, false), Verb::kWriteImm, b,
+                                    static_cast<uint32_t>(k.posted)});
     }
-    nic.post(k.qs, WorkRequest{uint64_t{y} << 1, Verb::kWriteImm, pe.bytes,
-                               static_cast<uint32_t>(k.posted)});
     ++k.posted;
     --rs.pending;
     StepRecord& sr = steps_[(size_t{rs.iter} * plan_.ranks + rank) * plan_.steps + pe.step];
     if (sr.start.is_infinite()) sr.start = nic.ctx().now();
-    // Its data has been copied out of the receive slot it came in.
-    if (pe.dep_conn >= 0) use(static_cast<uint32_t>(pe.dep_conn), pe.dep_elem);
+    // Its data has been copied out of the receive slots it came in.
+    for (size_t d = 0; d < PlanElement::kMaxDeps && pe.dep_conn[d] >= 0; ++d) {
+      use(static_cast<uint32_t>(pe.dep_conn[d]), pe.dep_elem[d]);
+    }
   }
 }
 
-// Element e of connection x (at its receiver) has been used. Slots are
-// freed in order, as NCCL's kernel consumes its receive slots one after
-// another; each freed slot is offered for the element NCCL_STEPS later.
+bool Collective::deps_ready(uint32_t iter, const PlanElement& pe) const {
+  for (size_t d = 0; d < PlanElement::kMaxDeps && pe.dep_conn[d] >= 0; ++d) {
+    const Conn& x = conns_[static_cast<uint32_t>(pe.dep_conn[d])];
+    if (x.ready <= uint64_t{iter} * x.elems + pe.dep_elem[d]) return false;
+  }
+  return true;
+}
+
+// Element e of connection x (at its receiver) has been used once more: by
+// one of its consumers, or (without consumers) once usable. Slots are freed
+// in order once every consumer has used them, as NCCL's kernel consumes its
+// receive slots one after another; each freed slot is offered for the
+// element NCCL_STEPS later.
 void Collective::use(uint32_t x, uint64_t e) {
   Conn& k = conns_[x];
   const PlanConnection& pc = plan_.conns[x];
   RankState& rs = rank_[pc.receiver];
   const uint64_t base = uint64_t{rs.iter} * k.elems;
-  k.used[e] = 1;
-  while (k.freed < base + k.elems && k.used[k.freed - base] != 0) {
+  ++k.used[e];
+  const auto uses = [&pc](uint64_t i) {
+    return std::max<uint8_t>(1, pc.elems[static_cast<size_t>(i)].consumers);
+  };
+  while (k.freed < base + k.elems && k.used[k.freed - base] == uses(k.freed - base)) {
     k.used[k.freed - base] = 0;  // ready for the next iteration
     const uint64_t g = k.freed++;
     --rs.pending;
@@ -284,8 +341,8 @@ void Collective::offer(uint32_t x, uint64_t g) {
   Conn& k = conns_[x];
   assert(g == k.offers_sent);
   ++k.offers_sent;
-  nics_[k.receiver_host]->post(k.qr, WorkRequest{(uint64_t{x} << 1) | kFifoBit, Verb::kWriteImm,
-                                                 kFifoEntryBytes, static_cast<uint32_t>(g)});
+  nics_[k.receiver_host]->post(k.qr[0], WorkRequest{wr_id(g, x, true), Verb::kWriteImm,
+                                                    kFifoEntryBytes, static_cast<uint32_t>(g)});
 }
 
 void Collective::fail(uint32_t rank) {

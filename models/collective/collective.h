@@ -3,9 +3,13 @@
 // the NICs of its ranks' hosts. docs/collectives.md describes the model.
 //
 // Contract:
-//  1. Every connection of the plan is one RC QP pair of its own (channels
-//     on separate QPs), created at build time; its completions, and only
-//     those, come to the collective (models/traffic/workload.h contract 1).
+//  1. Every connection of the plan is `qps` RC QP pairs of its own
+//     (channels on separate QPs; NCCL_IB_QPS_PER_CONNECTION), created at
+//     build time; its completions, and only those, come to the collective
+//     (models/traffic/workload.h contract 1). Each element is split over the
+//     QPs as NCCL splits a transfer (qp_part_bytes), every part a WRITE with
+//     immediate; it has arrived when all its parts have, and is acknowledged
+//     when all are. FIFO entries go on the first QP.
 //  2. Transfers follow NCCL's Simple protocol over IB verbs: the receiver
 //     offers each slot of its buffer (NCCL_STEPS slots of NCCL_BUFFSIZE /
 //     NCCL_STEPS bytes) with a 64-byte RDMA write into the sender's FIFO
@@ -96,9 +100,9 @@ class Collective : public Workload, public CompletionHandler {
   // Iteration `iter` of the whole collective: first start, last end.
   Time iteration_start(uint32_t iter) const;
   Time iteration_end(uint32_t iter) const;  // infinite if a rank has not finished it
-  // The QP pair of connection i: (sender's QPN, receiver's QPN).
-  std::pair<uint32_t, uint32_t> connection_qps(uint32_t i) const {
-    return {conns_[i].qs, conns_[i].qr};
+  // QP pair q of connection i: (sender's QPN, receiver's QPN).
+  std::pair<uint32_t, uint32_t> connection_qps(uint32_t i, uint32_t q = 0) const {
+    return {conns_[i].qs[q], conns_[i].qr[q]};
   }
   // For the end-of-run invariant checks (sim/scenario/invariant_checks.h):
   // connection i's hosts and QPNs, and whether what its ends posted has
@@ -137,8 +141,9 @@ class Collective : public Workload, public CompletionHandler {
  private:
   struct Conn {
     uint32_t sender_host = 0, receiver_host = 0;
-    uint32_t qs = 0, qr = 0;  // QPNs: the sender's and the receiver's end
-    uint64_t elems = 0;       // per iteration
+    // QPNs per QP of the connection: the sender's and the receiver's ends.
+    std::vector<uint32_t> qs, qr;
+    uint64_t elems = 0;  // per iteration
     // Cumulative over iterations (element g of iteration i is i * elems + e).
     // Written at the sender's partition:
     uint64_t offered = 0;    // FIFO entries arrived (slots offered)
@@ -151,7 +156,11 @@ class Collective : public Workload, public CompletionHandler {
     uint64_t freed = 0;
     Time reduce_free;            // the receiver's reduction of this connection is busy until then
     std::vector<Time> ready_at;  // per element of the current iteration
-    std::vector<uint8_t> used;   // per element: used, its slot not yet freed
+    std::vector<uint8_t> used;   // per element: uses so far, its slot not yet freed
+    // Parts (one per QP) of the elements in flight, by element % NCCL_STEPS
+    // (at most NCCL_STEPS are): acknowledged at the sender, arrived at the
+    // receiver.
+    std::vector<uint8_t> parts_acked, parts_in;
   };
   struct RankState {
     uint32_t host = 0;
@@ -170,10 +179,12 @@ class Collective : public Workload, public CompletionHandler {
   void end_iteration(uint32_t rank);
   void try_send(uint32_t rank, uint32_t conn);
   void use(uint32_t conn, uint64_t elem);
+  // Whether the elements `pe` depends on are usable, in iteration `iter`.
+  bool deps_ready(uint32_t iter, const PlanElement& pe) const;
   void offer(uint32_t conn, uint64_t g);
   void fail(uint32_t rank);
-  // Which of its ends (conn * 2 + 0: sender's QP, + 1: receiver's QP) a
-  // host's QPN is.
+  // Which of its ends ((conn * qps + q) * 2 + 0: the sender's QP q, + 1: the
+  // receiver's) a host's QPN is.
   uint32_t end_of(uint32_t host, uint32_t qpn) const;
 
   CollectiveSpec spec_;

@@ -16,7 +16,7 @@ namespace rdmasim {
 
 // nccl-tests' names: all_reduce_perf, all_gather_perf, reduce_scatter_perf.
 enum class CollectiveOp : uint8_t { kAllReduce, kAllGather, kReduceScatter };
-enum class CollectiveAlgorithm : uint8_t { kRing };
+enum class CollectiveAlgorithm : uint8_t { kRing, kTree };
 
 const char* to_string(CollectiveOp op);
 const char* to_string(CollectiveAlgorithm a);
@@ -30,6 +30,24 @@ double bus_factor(CollectiveOp op, uint32_t n);
 inline constexpr uint32_t kNcclSteps = 8;
 inline constexpr int64_t kNcclBuffsize = int64_t{4} << 20;
 
+// NCCL's IB transport splits each transfer over the connection's QPs
+// (NCCL_IB_QPS_PER_CONNECTION; net_ib.cc, with NCCL_IB_SPLIT_DATA_ON_QPS):
+// every QP but the last takes ceil(ceil(bytes / qps) / 128) x 128 bytes,
+// the last what is left. Part i of a transfer of `bytes` over `qps` QPs
+// (0 if the transfer ends before it), and the number of non-empty parts.
+inline constexpr int64_t kIbSplitAlign = 128;
+constexpr int64_t qp_part_bytes(int64_t bytes, uint32_t qps, uint32_t i) {
+  const int64_t per = (bytes + qps - 1) / qps;
+  const int64_t chunk = (per + kIbSplitAlign - 1) / kIbSplitAlign * kIbSplitAlign;
+  const int64_t left = bytes - chunk * i;
+  return left <= 0 ? 0 : (left < chunk ? left : chunk);
+}
+constexpr uint32_t qp_parts(int64_t bytes, uint32_t qps) {
+  uint32_t n = 0;
+  while (n < qps && qp_part_bytes(bytes, qps, n) > 0) ++n;
+  return n;
+}
+
 struct CollectiveSpec {
   std::string name;
   CollectiveOp op = CollectiveOp::kAllReduce;
@@ -39,6 +57,7 @@ struct CollectiveSpec {
   // for AllGather, the input for ReduceScatter; each rank owns size / n.
   int64_t bytes = 0;
   uint32_t channels = 1;  // rings side by side, each on QPs of its own
+  uint32_t qps = 1;       // QPs per connection (NCCL_IB_QPS_PER_CONNECTION)
   uint32_t iterations = 1;
   Time gap;    // each rank's idle time between its iterations (compute)
   Time start;  // every rank starts its first iteration then

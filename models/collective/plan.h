@@ -1,20 +1,24 @@
 // CollectivePlan: a collective as a dependency graph of chunk transfers
-// between ranks, built once per algorithm (ring.h) and run by the engine
+// between ranks, built once per algorithm (ring.h, tree.h) and run by the engine
 // (collective.h) for every iteration.
 //
 // Contract:
 //  1. A connection is one direction between two ranks in one channel: the
 //     sender writes its elements, in order, into the receiver's buffer of
 //     NCCL_STEPS slots; every element fits in one slot.
-//  2. An element may be sent once the element it depends on (if any) has
-//     arrived at the sender, on another connection, and been reduced; its
-//     arrival at the receiver feeds at most one later element (its
-//     consumer), whose posting frees its slot. An element without a
-//     consumer frees its slot as soon as it is reduced.
+//  2. An element may be sent once the elements it depends on (none, one or
+//     two: a tree node reduces its two children's data) have arrived at the
+//     sender, on other connections, and been reduced; its arrival at the
+//     receiver feeds `consumers` later elements (two where a tree node
+//     forwards to two children), and its slot is freed once all of them
+//     are posted. An element without consumers frees its slot as soon as
+//     it is reduced.
 //  3. Dependencies point from later to earlier steps, so the graph is
 //     acyclic; `step` is the algorithm's step the element belongs to.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -23,11 +27,12 @@ namespace rdmasim {
 struct PlanElement {
   int64_t bytes = 0;
   uint32_t step = 0;
-  int32_t dep_conn = -1;  // the connection whose element must arrive first; -1: none
-  uint32_t dep_elem = 0;
-  int32_t consumer_conn = -1;  // the connection whose element forwards this one; -1: none
-  uint32_t consumer_elem = 0;
-  bool reduce = false;  // reduced into the receiver's data on arrival (costs reduce time)
+  static constexpr size_t kMaxDeps = 2;
+  // The connections whose elements must arrive first (-1: none), in order.
+  std::array<int32_t, kMaxDeps> dep_conn{-1, -1};
+  std::array<uint32_t, kMaxDeps> dep_elem{0, 0};
+  uint8_t consumers = 0;  // later elements that forward this one (at most 2)
+  bool reduce = false;    // reduced into the receiver's data on arrival (costs reduce time)
 };
 
 struct PlanConnection {
@@ -38,7 +43,7 @@ struct PlanConnection {
 
 struct CollectivePlan {
   uint32_t ranks = 0;
-  uint32_t steps = 0;  // the algorithm's steps (ring AllReduce: 2(n-1))
+  uint32_t steps = 0;  // the algorithm's steps (ring AllReduce: 2(n-1); tree: 2)
   std::vector<PlanConnection> conns;
 };
 

@@ -56,14 +56,11 @@ CollectivePlan ring_plan(CollectiveOp op, uint32_t n, int64_t bytes, uint32_t ch
             // What rank r sends in step s >= 1 is what it received in step
             // s-1 from r-1 (reduced, in the reduce-scatter part).
             if (s > 0) {
-              e.dep_conn = conn(c, (r + n - 1) % n);
-              e.dep_elem = base + (s - 1) * m + k;
+              e.dep_conn[0] = conn(c, (r + n - 1) % n);
+              e.dep_elem[0] = base + (s - 1) * m + k;
             }
             // At the receiver r+1, the element goes on in step s+1.
-            if (s + 1 < p.steps) {
-              e.consumer_conn = conn(c, (r + 1) % n);
-              e.consumer_elem = base + (s + 1) * m + k;
-            }
+            if (s + 1 < p.steps) e.consumers = 1;
             e.reduce =
                 op == CollectiveOp::kReduceScatter || (op == CollectiveOp::kAllReduce && s + 1 < n);
           }

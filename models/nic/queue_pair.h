@@ -104,7 +104,8 @@ class QueuePair {
     return true;
   }
 
-  uint64_t post_seq() const { return post_seq_; }  // end of the last posted WQE's range
+  uint64_t post_seq() const { return post_seq_; }       // end of the last posted WQE's range
+  int64_t posted_bytes() const { return post_bytes_; }  // payload bytes of every WQE posted
 
   // Sequence state, driven by the NIC.
   uint64_t una = 0;  // oldest PSN not known to be done

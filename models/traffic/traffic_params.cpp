@@ -208,9 +208,12 @@ const ParamTable& collective_params() {
         .source("nccl-tests");
     f.add_choice("algorithm",
                  std::vector<std::pair<std::string, CollectiveAlgorithm>>{
-                     {"ring", CollectiveAlgorithm::kRing}})
+                     {"ring", CollectiveAlgorithm::kRing}, {"tree", CollectiveAlgorithm::kTree}})
         .def(static_cast<int64_t>(CollectiveAlgorithm::kRing))
-        .doc("ring: one ring over the ranks in their order, per channel (NCCL_ALGO=Ring)")
+        .doc(
+            "ring: one ring over the ranks in their order, per channel (NCCL_ALGO=Ring); tree: "
+            "NCCL's double binary tree over the ranks in their order, both trees in every "
+            "channel, each on half its data (NCCL_ALGO=Tree; all_reduce only)")
         .source("NCCL");
     f.add("ranks", ParamKind::kCustom)
         .takes("host set", host_set_schema())
@@ -224,6 +227,15 @@ const ParamTable& collective_params() {
         .def(int64_t{1})
         .doc("rings side by side, each carrying size / channels on QPs of its own (NCCL channels)")
         .source("NCCL: NCCL_MIN_NCHANNELS, MAXCHANNELS 32");
+    f.add("qps_per_connection", ParamKind::kInt)
+        .range(1, 32)
+        .def(int64_t{1})
+        .doc(
+            "QP pairs per connection; each element is split over them as NCCL splits a "
+            "transfer: every QP but the last takes ceil(ceil(b / qps) / 128) x 128 bytes of an "
+            "element of b bytes, the last what is left, each part a WRITE with immediate on its "
+            "own QP (and UDP source port)")
+        .source("NCCL: NCCL_IB_QPS_PER_CONNECTION, default 1; NCCL_IB_SPLIT_DATA_ON_QPS=1");
     f.add("iterations", ParamKind::kInt)
         .range(1, 1'000'000)
         .def(int64_t{1})

@@ -269,8 +269,13 @@ CollectiveSpec read_collective(JsonReader& r, const Topology& t, const std::stri
   CollectiveSpec c;
   c.op = r.choice<CollectiveOp>("op");
   c.algorithm = r.choice<CollectiveAlgorithm>("algorithm");
+  if (c.algorithm == CollectiveAlgorithm::kTree && c.op != CollectiveOp::kAllReduce) {
+    r.fail("algorithm", std::string("\"tree\" does not run op \"") + to_string(c.op) + "\"",
+           "\"ring\" (NCCL's trees run all_reduce only)");
+  }
   c.ranks = read_ranks(r, t, rng);
   c.channels = static_cast<uint32_t>(r.integer("channels"));
+  c.qps = static_cast<uint32_t>(r.integer("qps_per_connection"));
   c.bytes = r.bytes("size").count();
   const int64_t unit = 4 * static_cast<int64_t>(c.ranks.size()) * c.channels;
   if (c.bytes % unit != 0) {

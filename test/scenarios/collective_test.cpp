@@ -89,12 +89,46 @@ namespace {
 // Five ranks (an odd ring), two channels, three iterations with a gap, a
 // reduction cost, and a buffer small enough that chunks take several slots
 // and slots are reused within a step.
-std::string small_collective(const std::string& op) {
+std::string small_collective(const std::string& op, const std::string& algorithm = "ring") {
   return star(6, "1us",
-              R"({"kind": "collective", "op": ")" + op +
+              R"({"kind": "collective", "op": ")" + op + R"(", "algorithm": ")" + algorithm +
                   R"(", "size": 1200000, "ranks": ["h1", "h2", 3, "h4", "h5"],
                    "channels": 2, "iterations": 3, "gap": "3us", "start": "2us",
                    "reduce_rate": "800Gbps", "nccl_buffsize": "256KiB"})");
+}
+
+// The scenario run on 1, 2 and 3 threads, each run complete.
+std::vector<RunResult> run_on_1_2_3_threads(const Scenario& sc) {
+  std::vector<RunResult> runs;
+  for (const uint32_t threads : {1u, 2u, 3u}) {
+    RunOptions o;
+    o.threads = threads;
+    o.force_threads = true;
+    runs.push_back(run_scenario(sc, o));
+    REQUIRE(runs.back().status == RunStatus::kComplete);
+  }
+  return runs;
+}
+
+// Runs 2 and 3 identical to run 1: time, events, every iteration and step row.
+void check_same_as_first(const std::vector<RunResult>& runs) {
+  const CollectiveResult& c = runs[0].collectives.at(0);
+  for (size_t k = 1; k < runs.size(); ++k) {
+    INFO(k + 1 << " threads");
+    const CollectiveResult& d = runs[k].collectives.at(0);
+    CHECK(runs[k].sim_time == runs[0].sim_time);
+    CHECK(runs[k].events == runs[0].events);
+    REQUIRE(d.iters.size() == c.iters.size());
+    for (size_t i = 0; i < c.iters.size(); ++i) {
+      CHECK(d.iters[i].start == c.iters[i].start);
+      CHECK(d.iters[i].end == c.iters[i].end);
+    }
+    REQUIRE(d.step_rows.size() == c.step_rows.size());
+    for (size_t i = 0; i < c.step_rows.size(); ++i) {
+      CHECK(d.step_rows[i].start == c.step_rows[i].start);
+      CHECK(d.step_rows[i].end == c.step_rows[i].end);
+    }
+  }
 }
 
 }  // namespace
@@ -104,14 +138,7 @@ TEST_CASE("ring collectives: bytes per rank, one completion per iteration, same 
   for (const std::string op : {"all_reduce", "all_gather", "reduce_scatter"}) {
     INFO(op);
     const Scenario sc = load_scenario_text(small_collective(op), "small");
-    std::vector<RunResult> runs;
-    for (const uint32_t threads : {1u, 2u, 3u}) {
-      RunOptions o;
-      o.threads = threads;
-      o.force_threads = true;
-      runs.push_back(run_scenario(sc, o));
-      REQUIRE(runs.back().status == RunStatus::kComplete);
-    }
+    const std::vector<RunResult> runs = run_on_1_2_3_threads(sc);
     const CollectiveResult& c = runs[0].collectives.at(0);
     const uint32_t n = 5;
     const int64_t size = 1200000;
@@ -135,58 +162,45 @@ TEST_CASE("ring collectives: bytes per rank, one completion per iteration, same 
       CHECK(!s.start.is_infinite());
       CHECK(!s.end.is_infinite());
     }
-    // Identical on 2 and 3 threads.
-    for (size_t k = 1; k < runs.size(); ++k) {
-      INFO(k + 1 << " threads");
-      const CollectiveResult& d = runs[k].collectives.at(0);
-      CHECK(runs[k].sim_time == runs[0].sim_time);
-      CHECK(runs[k].events == runs[0].events);
-      REQUIRE(d.iters.size() == c.iters.size());
-      for (size_t i = 0; i < c.iters.size(); ++i) {
-        CHECK(d.iters[i].start == c.iters[i].start);
-        CHECK(d.iters[i].end == c.iters[i].end);
-      }
-      REQUIRE(d.step_rows.size() == c.step_rows.size());
-      for (size_t i = 0; i < c.step_rows.size(); ++i) {
-        CHECK(d.step_rows[i].start == c.step_rows[i].start);
-        CHECK(d.step_rows[i].end == c.step_rows[i].end);
-      }
-    }
+    check_same_as_first(runs);
   }
 }
 
-TEST_CASE("each iteration of a collective ends exactly once on every rank",
+TEST_CASE("each iteration of a collective ends exactly once on every rank (ring and tree)",
           "[quick][scenario][collective]") {
-  const Scenario sc = load_scenario_text(small_collective("all_reduce"), "small");
-  // The collective lives with the run's Simulation: an observer added for
-  // the test reads its per-rank records when the run finishes.
-  struct EndReader final : Component {
-    EndReader(Simulation& sim, const Collective*& c, std::vector<uint32_t>& out)
-        : Component(sim, "end_reader"), c_(c), out_(out) {}
-    void finish() override {
-      for (uint32_t i = 0; i < c_->spec().iterations; ++i) {
-        for (uint32_t r = 0; r < c_->ranks(); ++r) out_.push_back(c_->rank_iteration(i, r).ends);
+  for (const std::string algorithm : {"ring", "tree"}) {
+    INFO(algorithm);
+    const Scenario sc = load_scenario_text(small_collective("all_reduce", algorithm), "small");
+    // The collective lives with the run's Simulation: an observer added for
+    // the test reads its per-rank records when the run finishes.
+    struct EndReader final : Component {
+      EndReader(Simulation& sim, const Collective*& c, std::vector<uint32_t>& out)
+          : Component(sim, "end_reader"), c_(c), out_(out) {}
+      void finish() override {
+        for (uint32_t i = 0; i < c_->spec().iterations; ++i) {
+          for (uint32_t r = 0; r < c_->ranks(); ++r) out_.push_back(c_->rank_iteration(i, r).ends);
+        }
       }
-    }
-    const Collective*& c_;
-    std::vector<uint32_t>& out_;
-  };
-  const Collective* coll = nullptr;
-  std::vector<uint32_t> ends;
-  RunOptions o;
-  o.add_workloads = [&](Simulation&, const std::vector<RdmaNic*>&, std::vector<Workload*>& all) {
-    for (Workload* w : all) {
-      if (auto* c = dynamic_cast<const Collective*>(w)) coll = c;
-    }
-  };
-  o.on_built = [&](Simulation& sim, const std::vector<Switch*>&) {
-    sim.add<EndReader>(coll, ends);
-  };
-  const RunResult r = run_scenario(sc, o);
-  REQUIRE(r.status == RunStatus::kComplete);
-  REQUIRE(coll != nullptr);
-  REQUIRE(ends.size() == 15);
-  for (const uint32_t e : ends) CHECK(e == 1);
+      const Collective*& c_;
+      std::vector<uint32_t>& out_;
+    };
+    const Collective* coll = nullptr;
+    std::vector<uint32_t> ends;
+    RunOptions o;
+    o.add_workloads = [&](Simulation&, const std::vector<RdmaNic*>&, std::vector<Workload*>& all) {
+      for (Workload* w : all) {
+        if (auto* c = dynamic_cast<const Collective*>(w)) coll = c;
+      }
+    };
+    o.on_built = [&](Simulation& sim, const std::vector<Switch*>&) {
+      sim.add<EndReader>(coll, ends);
+    };
+    const RunResult r = run_scenario(sc, o);
+    REQUIRE(r.status == RunStatus::kComplete);
+    REQUIRE(coll != nullptr);
+    REQUIRE(ends.size() == 15);
+    for (const uint32_t e : ends) CHECK(e == 1);
+  }
 }
 
 TEST_CASE("a workload sharing NICs with a collective: each gets only its own completions",
@@ -251,5 +265,134 @@ TEST_CASE("small ring AllReduce: 2(n-1) steps of t_step one after another (V12)"
     // And the model's own count, 2(n-1) + 1 steps, within 1 % (a FIFO
     // write is 64 bytes, not 8: a few ns more than t_step).
     CHECK(t == Approx((2.0 * (n - 1) + 1) * t_step.in_seconds()).epsilon(0.01));
+  }
+}
+
+TEST_CASE(
+    "double binary tree AllReduce on a star: busbw at most B_eff (n-1)/n and within 10 % of it",
+    "[scenario][collective]") {
+  // REFERENCES §4.2: each tree carries S/2; every rank sends and receives
+  // about 2S in all (an inner node of one tree and a leaf of the other), so
+  // t >= 2S / B_eff and busbw = S/t x 2(n-1)/n <= B_eff (n-1)/n. B_eff as
+  // in the ring test above: every link direction carries data and the ACKs
+  // of data going the other way, 4096 / (4178 + 86) of the line rate.
+  const double rate = 100e9 / 8;  // bytes/s
+  const double b_eff = rate * 4096.0 / (4178.0 + 86.0);
+  const uint32_t n = 8;
+  const int64_t size = int64_t{64} << 20;
+  const Ran ran = run_text(star(n, "500ns",
+                                R"({"kind": "collective", "op": "all_reduce", "algorithm": "tree",
+                                    "size": ")" +
+                                    std::to_string(size) + R"("})"));
+  REQUIRE(ran.result.status == RunStatus::kComplete);
+  const CollectiveResult& c = ran.result.collectives.at(0);
+  REQUIRE(c.completed == 1);
+  const double bound = b_eff * (n - 1) / n;
+  INFO("n = " << n << ": busbw " << c.busbw_gbps << " GB/s, bound " << bound * 1e-9 << " GB/s");
+  CHECK(c.busbw_gbps * 1e9 <= bound);
+  CHECK(c.busbw_gbps * 1e9 >= 0.9 * bound);
+  // Every rank received what the trees send it (tree_test.cpp derives it):
+  // S for ranks 0 and n-1 (a root with one child in one tree, a leaf in the
+  // other), 2S for the others.
+  for (uint32_t r = 0; r < n; ++r) {
+    CHECK(c.rank_bytes_received.at(r) == (r == 0 || r == n - 1 ? size : 2 * size));
+  }
+}
+
+TEST_CASE("tree AllReduce: bytes per rank, one completion per iteration, same on 1-3 threads",
+          "[quick][scenario][collective]") {
+  // Five ranks (n odd: tree 1 is tree 0 shifted by one rank), two channels,
+  // three iterations, a reduction cost and slots reused within a tree.
+  const Scenario sc = load_scenario_text(small_collective("all_reduce", "tree"), "tree");
+  const std::vector<RunResult> runs = run_on_1_2_3_threads(sc);
+  const CollectiveResult& c = runs[0].collectives.at(0);
+  CHECK(c.completed == 3);
+  CHECK(c.iters.size() == 3);
+  CHECK(c.steps == 2);
+  // NCCL's trees for 5 ranks (trees.cc): tree 0 is 0-4, 4-2, 2-{1,3}; tree
+  // 1 (shifted) is 1-0, 0-3, 3-{2,4}. A rank receives a tree's half H = S/2
+  // from each child and from its parent: rank 0 1 + 2 halves, rank 1 1 + 1,
+  // rank 2 3 + 1, rank 3 1 + 3, rank 4 2 + 1; 16 halves = 2(n-1) S in all.
+  const int64_t half = 1200000 / 2;
+  const std::vector<int64_t> halves{3, 2, 4, 4, 3};
+  REQUIRE(c.rank_bytes_received.size() == 5);
+  for (uint32_t r = 0; r < 5; ++r) CHECK(c.rank_bytes_received[r] == 3 * halves[r] * half);
+  // The step rows (0: reduce, 1: broadcast) add up to the same per iteration.
+  std::vector<int64_t> per_rank(5, 0);
+  REQUIRE(c.step_rows.size() == size_t{3} * 5 * 2);
+  for (const CollectiveResult::Step& s : c.step_rows) per_rank.at(s.rank) += s.bytes;
+  for (uint32_t r = 0; r < 5; ++r) CHECK(per_rank[r] == 3 * halves[r] * half);
+  check_same_as_first(runs);
+}
+
+TEST_CASE(
+    "QPs per connection: each element split over the QPs as NCCL splits a transfer, one UDP "
+    "source port per QP",
+    "[quick][scenario][collective]") {
+  // NCCL's IB transport (net_ib.cc, NCCL_IB_SPLIT_DATA_ON_QPS) gives each
+  // of q QPs ceil(ceil(b / q) / 128) x 128 bytes of a transfer of b bytes,
+  // the last QP what is left. Ring AllReduce over 4 ranks, one channel,
+  // 8 KiB slots (64 KiB buffer): each rank's 33,768-byte chunk per step is
+  // 4 slots of 8192 bytes (a 32 KiB chunk, half the buffer) and one element
+  // of 1000 bytes; 2(n-1) = 6 steps. Over q = 3 QPs an 8192-byte element
+  // goes as 2816 + 2816 + 2560 (ceil(8192/3) = 2731, rounded up to 22 x 128)
+  // and a 1000-byte one as 384 + 384 + 232.
+  const int64_t size = 4 * (32768 + 1000);
+  const std::string text =
+      star(4, "1us",
+           R"({"kind": "collective", "op": "all_reduce", "size": )" + std::to_string(size) +
+               R"(, "nccl_buffsize": "64KiB", "qps_per_connection": 3})");
+  const Scenario sc = load_scenario_text(text, "qps");
+  struct QpReader final : Component {
+    QpReader(Simulation& sim, const Collective*& c, const std::vector<RdmaNic*>& nics,
+             std::vector<std::vector<int64_t>>& bytes, std::vector<std::vector<uint32_t>>& ports)
+        : Component(sim, "qp_reader"), c_(c), nics_(nics), bytes_(bytes), ports_(ports) {}
+    void finish() override {
+      for (uint32_t i = 0; i < c_->plan().conns.size(); ++i) {
+        bytes_.emplace_back();
+        ports_.emplace_back();
+        const uint32_t sender = c_->spec().ranks[c_->plan().conns[i].sender];
+        for (uint32_t q = 0; q < c_->spec().qps; ++q) {
+          const QueuePair& qp = nics_[sender]->qp(c_->connection_qps(i, q).first);
+          bytes_.back().push_back(qp.posted_bytes());
+          ports_.back().push_back(qp.flow_hash());
+        }
+      }
+    }
+    const Collective*& c_;
+    const std::vector<RdmaNic*>& nics_;
+    std::vector<std::vector<int64_t>>& bytes_;
+    std::vector<std::vector<uint32_t>>& ports_;
+  };
+  const Collective* coll = nullptr;
+  std::vector<RdmaNic*> nics;
+  std::vector<std::vector<int64_t>> bytes;
+  std::vector<std::vector<uint32_t>> ports;
+  RunOptions o;
+  o.add_workloads = [&](Simulation&, const std::vector<RdmaNic*>& n, std::vector<Workload*>& all) {
+    nics = n;
+    for (Workload* w : all) {
+      if (auto* c = dynamic_cast<const Collective*>(w)) coll = c;
+    }
+  };
+  o.on_built = [&](Simulation& sim, const std::vector<Switch*>&) {
+    sim.add<QpReader>(coll, nics, bytes, ports);
+  };
+  const RunResult r = run_scenario(sc, o);
+  REQUIRE(r.status == RunStatus::kComplete);
+  const CollectiveResult& c = r.collectives.at(0);
+  CHECK(c.completed == 1);
+  // The ring's bytes per rank do not depend on the QPs: 6 x 33,768.
+  for (const int64_t b : c.rank_bytes_received) CHECK(b == 6 * (32768 + 1000));
+  REQUIRE(bytes.size() == 4);
+  const std::vector<int64_t> per_qp{24 * 2816 + 6 * 384, 24 * 2816 + 6 * 384, 24 * 2560 + 6 * 232};
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    INFO("connection " << i);
+    CHECK(bytes[i] == per_qp);
+    // Three QPs, three UDP source ports for the switches' ECMP hash.
+    REQUIRE(ports[i].size() == 3);
+    CHECK(ports[i][0] != ports[i][1]);
+    CHECK(ports[i][0] != ports[i][2]);
+    CHECK(ports[i][1] != ports[i][2]);
   }
 }

@@ -37,15 +37,16 @@ TEST_CASE("ring plans have the textbook steps and bytes", "[quick][collective]")
               // A step's element depends on the previous step's, from the
               // sender's predecessor, in the same channel.
               if (e.step == 0) {
-                CHECK(e.dep_conn < 0);
+                CHECK(e.dep_conn[0] < 0);
               } else {
-                REQUIRE(e.dep_conn >= 0);
-                const PlanConnection& d = p.conns[static_cast<size_t>(e.dep_conn)];
+                REQUIRE(e.dep_conn[0] >= 0);
+                const PlanConnection& d = p.conns[static_cast<size_t>(e.dep_conn[0])];
                 CHECK(d.receiver == c.sender);
                 CHECK(d.channel == c.channel);
-                CHECK(d.elems[e.dep_elem].step + 1 == e.step);
+                CHECK(d.elems[e.dep_elem[0]].step + 1 == e.step);
               }
-              CHECK((e.consumer_conn < 0) == (e.step + 1 == steps));
+              CHECK(e.dep_conn[1] < 0);
+              CHECK(e.consumers == (e.step + 1 == steps ? 0 : 1));
               const bool reduce = op == CollectiveOp::kReduceScatter ||
                                   (op == CollectiveOp::kAllReduce && e.step + 1 < n);
               CHECK(e.reduce == reduce);
