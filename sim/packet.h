@@ -135,9 +135,10 @@ struct alignas(64) Packet {
       uint16_t pfc_class_enable;  // bit p set = pause time p is valid
       uint16_t pfc_quanta[8];     // pause time per priority, in quanta of 512 bit times
     };
-    struct {             // InfiniBand flow-control packet
-      uint64_t fc_fccl;  // credit limit granted, in 64-byte blocks (absolute, not mod 4096)
-      uint8_t fc_vl;     // the VL it is for
+    struct {              // InfiniBand flow-control packet
+      uint64_t fc_fccl;   // credit limit granted, in 64-byte blocks (absolute, not mod 4096)
+      uint64_t fc_fctbs;  // blocks the sending port has sent on fc_vl (its FCTBS, absolute)
+      uint8_t fc_vl;      // the VL it is for
     };
   };
 };

@@ -12,7 +12,8 @@ Credits::Credits(uint8_t lanes)
 
 void Credits::set_lanes(uint8_t lanes) {
   assert(lanes >= 1 && lanes < kMaxLanes && "data VLs are VL0..VL14");
-  lane_.assign(lanes, Lane{});
+  lane_.clear();
+  lane_.resize(lanes);
 }
 
 void Credits::attach(Partition& ctx, ControlSink& sink, uint32_t port, uint32_t tag,
@@ -25,8 +26,9 @@ void Credits::attach(Partition& ctx, ControlSink& sink, uint32_t port, uint32_t 
   period_.set_tag(tag);
   buffer_blocks_ = static_cast<uint64_t>(params.vl_buffer.count()) / kIbCreditBlockBytes;
   // Link initialization (before the run) leaves every sender with the
-  // whole buffer of its receiver (same size at both ends).
-  for (Lane& l : lane_) l.limit = l.pending_limit = buffer_blocks_;
+  // whole buffer of its receiver (same size at both ends), within the
+  // widest window a grant can express.
+  for (Lane& l : lane_) l.limit = l.granted = grant(0);
   if (!params.period.is_infinite()) ctx.schedule_in(period_, params.period);
 }
 
@@ -35,7 +37,12 @@ uint32_t Credits::sendable(Time now, Time& stable_until) const {
   Time next = Time::infinite();
   for (uint32_t i = 0; i < lane_.size(); ++i) {
     const Lane& l = lane_[i];
-    if (l.pending_from > now) next = std::min(next, l.pending_from);
+    for (size_t k = 0; k < l.pending.size(); ++k) {
+      if (l.pending[k].usable_at > now) {
+        next = std::min(next, l.pending[k].usable_at);
+        break;
+      }
+    }
     if (l.sent < limit(static_cast<uint8_t>(i), now)) mask |= 1U << i;
   }
   stable_until = next;
@@ -45,12 +52,26 @@ uint32_t Credits::sendable(Time now, Time& stable_until) const {
 Time Credits::on_control_frame(const Packet& f, Time now) {
   if (f.fc_vl >= lanes()) return Time::infinite();
   Lane& l = lane_[f.fc_vl];
-  // A grant still waiting for its tx_delay is folded into the new one
-  // (FCCL only grows): its credits become usable with the later grant.
-  if (now >= l.pending_from) l.limit = l.pending_limit;
-  l.pending_limit = std::max(l.pending_limit, f.fc_fccl);
-  l.pending_from = now + params_.tx_delay;
-  return l.pending_from;
+  // Transmit: the grant joins the FIFO of grants in flight, each usable
+  // tx_delay after its own arrival; FCCL only grows.
+  while (!l.pending.empty() && l.pending.front().usable_at <= now)
+    l.limit = l.pending.pop_front().fccl;
+  const uint64_t newest = l.pending.empty() ? l.limit : l.pending[l.pending.size() - 1].fccl;
+  const uint64_t fccl = std::max(newest, f.fc_fccl);
+  const Time usable = now + params_.tx_delay;
+  if (usable <= now) {
+    l.limit = fccl;
+  } else {
+    l.pending.push_back(Grant{fccl, usable});
+  }
+  // Receive: ABR takes the neighbour's FCTBS (IBA §7.9.4). Everything it
+  // sent before this packet has arrived, so a difference is blocks lost on
+  // the way, which hold no buffer: grant them back.
+  if (f.fc_fctbs > l.abr) {
+    l.abr = f.fc_fctbs;
+    request_update();
+  }
+  return usable;
 }
 
 void Credits::on_departure(uint8_t lane, uint32_t wire) {
@@ -59,8 +80,10 @@ void Credits::on_departure(uint8_t lane, uint32_t wire) {
   const uint64_t blocks = ib_credits(wire);
   assert(l.occupied >= blocks);
   l.occupied -= blocks;
-  l.freed += blocks;
-  l.dirty = true;
+  request_update();
+}
+
+void Credits::request_update() {
   if (!update_scheduled_) {
     update_scheduled_ = true;
     ctx_->schedule_in(update_, params_.rx_delay + params_.coalesce);
@@ -69,15 +92,15 @@ void Credits::on_departure(uint8_t lane, uint32_t wire) {
 
 void Credits::send(uint8_t lane) {
   Lane& l = lane_[lane];
-  l.dirty = false;
+  l.granted = grant(lane);
   ++packets_sent_;
-  sink_->emit_link_control(port_, make_ib_flow_control(*ctx_, lane, l.freed + buffer_blocks_));
+  sink_->emit_link_control(port_, make_ib_flow_control(*ctx_, lane, l.granted, l.sent));
 }
 
 void Credits::on_update() {
   update_scheduled_ = false;
   for (uint32_t i = 0; i < lane_.size(); ++i) {
-    if (lane_[i].dirty) send(static_cast<uint8_t>(i));
+    if (grant(static_cast<uint8_t>(i)) > lane_[i].granted) send(static_cast<uint8_t>(i));
   }
 }
 

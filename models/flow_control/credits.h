@@ -6,22 +6,33 @@
 // (models/proto/infiniband.h: LRH through ICRC, rounded up). The sender keeps
 // per VL the total blocks it has sent (FCTBS) and the limit the receiver last
 // granted (FCCL); it sends a packet only if FCTBS + its blocks <= FCCL, so no
-// packet is ever dropped for lack of buffer. The receiver grants
-// FCCL = blocks freed so far + its buffer: it sends a 6-byte flow-control
-// packet per VL when blocks are freed (after `rx_delay`, gathering what is
-// freed within `coalesce`) and, if `period` is finite, every `period`.
-// Flow-control packets are link control: ahead of all data, never blocked.
-// A received FCCL can be used `tx_delay` after the packet has arrived.
+// packet is ever dropped for lack of buffer.
+//
+// The receiver keeps ABR, the blocks it has received (adjusted), and grants
+// FCCL = ABR + the free blocks of its buffer, at most 2048 beyond ABR (the
+// 12-bit fields of the wire cannot express a wider window, §7.9.4; a VL
+// buffer above 128 KiB therefore gains nothing). Every flow-control packet
+// also carries its sender's FCTBS for that VL, and a receiver sets its ABR to
+// it: a data packet lost to a bit error was counted by its sender and not by
+// its receiver, so its blocks are missing from the grants only until the
+// sender's next flow-control packet resynchronises ABR (with a finite
+// `period`; without one a lost packet's blocks stay lost on that VL).
+//
+// It sends a 6-byte flow-control packet per VL when its grant grows (after
+// `rx_delay`, gathering what changes within `coalesce`) and, if `period` is
+// finite, every `period`. Flow-control packets are link control: ahead of
+// all data, never blocked. Each received FCCL becomes usable `tx_delay`
+// after its own arrival (grants in flight keep their order in a FIFO).
 //
 // Counts are absolute (64-bit), not the 12-bit modulo-4096 fields of the
-// wire: with no loss of flow-control packets the two agree, and the model
-// needs no wrap-around arithmetic.
+// wire: the two agree, and the model needs no wrap-around arithmetic.
 //
 // VL15 (management) is not flow-controlled (IBA C7-18): a lane at or above
 // lanes() may always send and takes no credits. The links are initialized
 // before the run: each sender starts with the receiver's whole buffer.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -30,12 +41,19 @@
 #include "sim/event.h"
 #include "sim/packet.h"
 #include "sim/partition.h"
+#include "sim/ring.h"
 
 namespace rdmasim {
 
-// Builds a flow-control packet granting `fccl` blocks on `vl`.
+// The widest credit window a flow-control packet can grant beyond ABR: its
+// fields count modulo 4096 blocks, and the receiver never advertises more
+// than half of that (IBA §7.9.4).
+inline constexpr uint64_t kIbMaxCreditWindow = 2048;
+
+// Builds a flow-control packet granting `fccl` blocks on `vl`, from a port
+// that has sent `fctbs` blocks on it.
 template <class Maker>
-PacketHandle make_ib_flow_control(Maker& maker, uint8_t vl, uint64_t fccl) {
+PacketHandle make_ib_flow_control(Maker& maker, uint8_t vl, uint64_t fccl, uint64_t fctbs) {
   PacketHandle f = maker.make_packet();
   f->kind = PacketKind::kIbFlowControl;
   const HeaderSet h = InfinibandFormat::flow_control();
@@ -43,6 +61,7 @@ PacketHandle make_ib_flow_control(Maker& maker, uint8_t vl, uint64_t fccl) {
   f->wire_bytes = h.wire_bytes(0);
   f->fc_vl = vl;
   f->fc_fccl = fccl;
+  f->fc_fctbs = fctbs;
   return f;
 }
 
@@ -69,19 +88,35 @@ class Credits final : public LinkFlowControl {
   uint64_t buffer_blocks() const { return buffer_blocks_; }
 
   // ---- transmit ----
+  // FCCL in effect at `now`: the last grant received at least tx_delay ago.
   uint64_t limit(uint8_t lane, Time now) const {
     const Lane& l = lane_[lane];
-    return now >= l.pending_from ? l.pending_limit : l.limit;
+    uint64_t limit = l.limit;
+    for (size_t i = 0; i < l.pending.size() && l.pending[i].usable_at <= now; ++i)
+      limit = l.pending[i].fccl;
+    return limit;
   }
   bool may_send(uint8_t lane, const Packet& p, Time now) const {
     if (lane >= lanes()) return true;  // VL15: not flow-controlled
     return lane_[lane].sent + ib_credits(p.wire_bytes) <= limit(lane, now);
   }
   // The lanes that have credits for at least one block at `now` (a packet
-  // still needs may_send); `stable_until`: when a received grant takes
+  // still needs may_send); `stable_until`: when a received grant next takes
   // effect, else infinite.
   uint32_t sendable(Time now, Time& stable_until) const;
-  Time blocked_until(uint8_t lane) const { return lane_[lane].pending_from; }
+  // When the next received grant of `lane` takes effect (infinite: none
+  // waiting); after `now`, in next_grant.
+  Time blocked_until(uint8_t lane) const {
+    const Lane& l = lane_[lane];
+    return l.pending.empty() ? Time::infinite() : l.pending.front().usable_at;
+  }
+  Time next_grant(uint8_t lane, Time now) const {
+    const Lane& l = lane_[lane];
+    for (size_t i = 0; i < l.pending.size(); ++i) {
+      if (l.pending[i].usable_at > now) return l.pending[i].usable_at;
+    }
+    return Time::infinite();
+  }
   // A packet left on `lane`: its blocks are spent.
   void on_transmit(uint8_t lane, const Packet& p) {
     if (lane < lanes()) lane_[lane].sent += ib_credits(p.wire_bytes);
@@ -98,27 +133,41 @@ class Credits final : public LinkFlowControl {
   // ---- receive ----
   // A data packet of `wire` bytes entered the buffer on `lane` / left it.
   void on_arrival(uint8_t lane, uint32_t wire) {
-    if (lane < lanes()) lane_[lane].occupied += ib_credits(wire);
+    if (lane >= lanes()) return;
+    const uint64_t blocks = ib_credits(wire);
+    lane_[lane].occupied += blocks;
+    lane_[lane].abr += blocks;
   }
   void on_departure(uint8_t lane, uint32_t wire);
   // Blocks of `lane`'s buffer in use.
   uint64_t occupied(uint8_t lane) const { return lane_[lane].occupied; }
+  // Blocks received on `lane` (ABR, resynchronised to the neighbour's FCTBS).
+  uint64_t blocks_received(uint8_t lane) const { return lane_[lane].abr; }
+  // The FCCL this port grants on `lane` now.
+  uint64_t grant(uint8_t lane) const {
+    const Lane& l = lane_[lane];
+    return l.abr + std::min(buffer_blocks_ - l.occupied, kIbMaxCreditWindow);
+  }
   // Buffer full: the neighbour has no credits left on `lane`.
   bool holding(uint8_t lane) const override { return lane_[lane].occupied >= buffer_blocks_; }
   uint64_t packets_sent() const { return packets_sent_; }
 
  private:
+  struct Grant {
+    uint64_t fccl = 0;  // a received FCCL ...
+    Time usable_at;     // ... usable from then
+  };
   struct Lane {
     // transmit
-    uint64_t sent = 0;                     // FCTBS
-    uint64_t limit = 0;                    // FCCL in effect
-    uint64_t pending_limit = 0;            // a received FCCL ...
-    Time pending_from = Time::infinite();  // ... usable from then
+    uint64_t sent = 0;    // FCTBS
+    uint64_t limit = 0;   // FCCL in effect (before `pending`)
+    Ring<Grant> pending;  // received grants not yet usable, oldest first
     // receive
     uint64_t occupied = 0;  // blocks in the buffer
-    uint64_t freed = 0;     // blocks freed since the start (FCCL = freed + buffer)
-    bool dirty = false;     // freed since the last flow-control packet
+    uint64_t abr = 0;       // blocks received (adjusted to the sender's FCTBS)
+    uint64_t granted = 0;   // FCCL of the last flow-control packet sent
   };
+  void request_update();
   void send(uint8_t lane);
   void on_update();
   void on_period();

@@ -36,8 +36,17 @@ uint32_t RdmaNic::create_qp(CompletionHandler* completions) {
   return qpn;
 }
 
+void RdmaNic::use_credits(uint32_t port, const Credits::Params& params) {
+  if (sim().phase() != Phase::kBuild)
+    throw std::logic_error(name() + ": flow control is chosen before setup");
+  if (credits_.size() <= port) credits_.resize(port + 1, nullptr);
+  credits_[port] = &params;
+}
+
 void RdmaNic::setup() {
   checks_ = sim().checks();
+  // A WRITE-only with immediate carries the most headers (RETH and ImmDt).
+  max_data_wire_ = format_.wire_bytes(RcOpcode::kWriteOnlyImm, cfg_.mtu);
   ports_.clear();
   for (uint32_t i = 0; i < num_ports(); ++i) {
     ports_.push_back(std::make_unique<PortState>(this, i, id(), kEthernetPriorities));
@@ -47,7 +56,8 @@ void RdmaNic::setup() {
     pfc.quanta = kPfcMaxQuanta;
     pfc.refresh = 0.5;  // a pause is refreshed at half its length
     pfc.response_delay = cfg_.pfc_response_delay;
-    ports_.back()->pfc.attach(ctx(), *this, i, id(), l != nullptr ? l->rate() : BitRate(), pfc);
+    if (i < credits_.size() && credits_[i] != nullptr) ports_.back()->fc.use_credits(*credits_[i]);
+    ports_.back()->fc.attach(ctx(), *this, i, id(), l != nullptr ? l->rate() : BitRate(), pfc);
     if (l != nullptr) {
       // The worst case of docs/switch.md "Headroom auto" (Cisco c11-542809),
       // as a switch port computes it: 2 L R / v + D_resp + the frame being
@@ -116,18 +126,21 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
   for (uint32_t m = ps.control_mask; m != 0;) {
     const auto prio = static_cast<uint8_t>(31 - __builtin_clz(m));
     m &= ~(1U << prio);
-    if (ps.pfc.paused(prio, now)) {
-      blocked_until = std::min(blocked_until, ps.pfc.blocked_until(prio));
+    Ring<PacketHandle>& ring = ps.control[prio];
+    if (!ps.fc.may_send(prio, *ring.front(), now)) {
+      blocked_until = std::min(blocked_until, ps.fc.blocked_until(prio, now));
       continue;
     }
-    Ring<PacketHandle>& ring = ps.control[prio];
     PacketHandle c = ring.pop_front();
     if (ring.empty()) ps.control_mask &= static_cast<uint16_t>(~(1U << prio));
+    ps.fc.on_transmit(prio, *c);
     return c;
   }
   if (!ps.active.empty()) {
-    if (ps.pfc.paused(cfg_.data_priority, now)) {
-      blocked_until = std::min(blocked_until, ps.pfc.blocked_until(cfg_.data_priority));
+    // A data packet is built only when it may leave: with credits, enough
+    // for the largest one (it is not known before it is built).
+    if (!ps.fc.may_send_wire(cfg_.data_priority, max_data_wire_, now)) {
+      blocked_until = std::min(blocked_until, ps.fc.blocked_until(cfg_.data_priority, now));
     } else {
       // Paced QPs not yet due go round again; if none could send, pull when
       // the first of them is due.
@@ -175,6 +188,7 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
         } else {
           s.active = false;
         }
+        ps.fc.on_transmit(p->priority, *p);
         return p;
       }
       if (!next_due.is_infinite()) blocked_until = std::min(blocked_until, next_due);
@@ -265,27 +279,30 @@ void RdmaNic::receive(uint32_t port_index, PacketHandle p) {
   PortState& ps = *ports_[port_index];
   if (is_link_control(p->kind)) {
     ++counters_.pfc_frames_received;
-    const Time recheck = ps.pfc.on_control_frame(*p, ctx().now());
+    const Time recheck = ps.fc.on_control_frame(*p, ctx().now());
     if (!recheck.is_infinite()) port(port_index).wake_at(recheck);
     return;
   }
   assert(p->dst == host_);
   if (checks_ && p->kind == PacketKind::kData) [[unlikely]]
     count_received(*p);
+  const uint8_t prio = p->priority;
+  const uint32_t wire = p->wire_bytes;
   if (!ps.rx.enabled()) {
+    ps.fc.on_passed(prio, wire);  // taken at once: credits free its blocks
     dispatch(std::move(p));
     return;
   }
-  const uint8_t prio = p->priority;
   const Bytes bytes(HeaderSet(p->headers).frame_bytes(p->payload_bytes));
   if ((p->flags & kFlagPauseIgnored) != 0) [[unlikely]]
     ps.pause_ignored_at = ctx().now();
   if (!ps.rx.admit(p, bytes, ctx().now())) {
     ++counters_.rx_buffer_drops;
+    ps.fc.on_passed(prio, wire);
     if (((lossless_mask_ >> prio) & 1) != 0) lossless_drop(port_index, *p, bytes);
     return;
   }
-  ps.pfc.on_arrival(prio, [&] { return ps.rx.occupancy(prio) >= cfg_.rx_xoff; });
+  ps.fc.on_arrival(prio, wire, [&] { return ps.rx.occupancy(prio) >= cfg_.rx_xoff; });
   if (!ps.drain.scheduled()) ctx().schedule(ps.drain, ps.rx.next_done());
 }
 
@@ -326,7 +343,7 @@ void RdmaNic::on_drain(uint32_t port_index) {
   while (!ps.rx.empty() && ps.rx.next_done() <= now) {
     uint8_t prio = 0;
     PacketHandle p = ps.rx.pop(&prio);
-    ps.pfc.on_departure(prio, [&] { return ps.rx.occupancy(prio) <= cfg_.rx_xon; });
+    ps.fc.on_departure(prio, p->wire_bytes, [&] { return ps.rx.occupancy(prio) <= cfg_.rx_xon; });
     dispatch(std::move(p));
   }
   if (!ps.rx.empty()) ctx().schedule(ps.drain, ps.rx.next_done());
@@ -367,7 +384,7 @@ void RdmaNic::emit_link_control(uint32_t port_index, PacketHandle frame) {
 }
 
 void RdmaNic::start_pfc_storm(uint8_t priority, Time until) {
-  for (auto& ps : ports_) ps->pfc.hold(priority, until);
+  for (auto& ps : ports_) ps->fc.hold(priority, until);
 }
 
 }  // namespace rdmasim

@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "models/cc/congestion_control.h"
-#include "models/flow_control/pfc.h"
+#include "models/flow_control/port_flow_control.h"
 #include "models/nic/indexed_event.h"
 #include "models/nic/nic_config.h"
 #include "models/nic/queue_pair.h"
@@ -143,8 +143,11 @@ class RdmaNic : public Node, private ControlSink {
   void post_receives(uint32_t qpn, int64_t n);
   // Receive WQEs QP `qpn` has posted and not consumed, now.
   int64_t receives_available(uint32_t qpn) const;
-  // The link-level flow control of a port (PFC: frames received and sent).
-  const Pfc& flow_control(uint32_t port) const { return ports_[port]->pfc; }
+  // The link-level flow control of a port (PFC or credits).
+  const PortFlowControl& flow_control(uint32_t port) const { return ports_[port]->fc; }
+  // Port `port` runs credit-based flow control with `params` instead of PFC
+  // (an InfiniBand port); before setup().
+  void use_credits(uint32_t port, const Credits::Params& params);
   // The receive buffer of a port.
   const RxBuffer& rx_buffer(uint32_t port) const { return ports_[port]->rx; }
   // Fault: from now until `until` the NIC keeps every port's peer paused on
@@ -274,14 +277,14 @@ class RdmaNic : public Node, private ControlSink {
   };
   struct PortState {
     PortState(RdmaNic* nic, uint32_t index, uint32_t tag, uint8_t lanes)
-        : control(lanes), pfc(lanes), drain(nic, index, EventClass::kDelivery, tag) {
+        : control(lanes), fc(lanes), drain(nic, index, EventClass::kDelivery, tag) {
       rx.set_lanes(lanes);
     }
     Ring<uint32_t> active;                    // QPNs with something to send, in round-robin order
     std::vector<Ring<PacketHandle>> control;  // ACK/NAK/CNP by priority (lane)
     uint16_t control_mask = 0;                // bit p: control[p] is not empty
-    Ring<PacketHandle> pfc_out;               // PFC frames to send
-    Pfc pfc;                                  // PFC on this port's cable, both ways
+    Ring<PacketHandle> pfc_out;               // link control frames to send (PFC or credits)
+    PortFlowControl fc;                       // PFC or credits on this port's cable, both ways
     RxBuffer rx;
     IndexedEvent<RdmaNic, &RdmaNic::on_drain> drain;
     // lossless_drop: the automatic headroom of the port (the bytes that may
@@ -320,6 +323,9 @@ class RdmaNic : public Node, private ControlSink {
   [[gnu::cold]] void count_received(const Packet& p);
   const EgressSelector* egress_ = nullptr;
   uint64_t next_message_id_ = 0;
+  std::vector<const Credits::Params*> credits_;  // per port: null = PFC (use_credits)
+  uint32_t max_data_wire_ =
+      0;  // the largest data packet: what credits must cover before building one
 };
 
 // Inline: every ACK and NAK goes through it.
@@ -331,8 +337,9 @@ inline void RdmaNic::queue_control(uint32_t port_index, PacketHandle&& c, bool w
   if (!wake) return;
   // Behind a pause (ACKs may share the data priority) a pull now would find
   // nothing: pull when the pause ends, or earlier if a resume frame comes.
-  if (ps.pfc.paused(prio, ctx().now())) {
-    port(port_index).wake_at(ps.pfc.blocked_until(prio));
+  if (const Time now = ctx().now(); ps.fc.paused(prio, now)) {
+    const Time until = ps.fc.blocked_until(prio, now);
+    if (!until.is_infinite()) port(port_index).wake_at(until);
   } else {
     port(port_index).wake();
   }

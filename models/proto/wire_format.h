@@ -104,6 +104,9 @@ class HeaderSet {
   }
   // The same, given this set's header_bytes() (a format computes it once).
   constexpr uint32_t frame_bytes(uint32_t payload, uint32_t header_bytes) const {
+    // IB pads the payload to whole 4-byte words (BTH PadCnt, IBA §9.2):
+    // the pad is on the wire and in the buffer.
+    if (has(Header::kLrh)) payload = (payload + 3) & ~3U;
     uint32_t frame = header_bytes + payload;
     if (has(Header::kPreambleSfd)) frame -= kHeaderInfo[size_t(Header::kPreambleSfd)].bytes;
     if (has(Header::kInterFrameGap)) frame -= kHeaderInfo[size_t(Header::kInterFrameGap)].bytes;

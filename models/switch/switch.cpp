@@ -16,13 +16,25 @@ Switch::Switch(Simulation& sim, std::string name, const SwitchConfig& cfg, uint8
       lanes_(lanes),
       rng_(sim.rng_stream(this->name())),
       pipeline_(this, cfg.latency, EventClass::kDelivery, id()),
-      watchdog_(this, EventClass::kTimer, id()) {
+      watchdog_(this, EventClass::kTimer, id()),
+      hoq_timer_(this, EventClass::kTimer, id()) {
   hot_.ecmp_seed = ecmp_seed(sim.seed(), this->name(), cfg);
   // The first hook, so it marks before any later hook reads the ECN field.
   if (cfg.ecn.enabled) {
     ecn_ = std::make_unique<EcnMarker>(cfg_, rng_, ecn_probe);
     add_egress_hook(*ecn_, cfg.ecn_mask);
   }
+}
+
+void Switch::use_credits(uint32_t port, const Credits::Params& params, Time hoq_lifetime) {
+  if (sim().phase() != Phase::kBuild)
+    throw std::logic_error(name() + ": flow control is chosen before setup");
+  if (credits_.size() <= port) {
+    credits_.resize(port + 1, nullptr);
+    hoq_lifetime_.resize(port + 1, Time::infinite());
+  }
+  credits_[port] = &params;
+  hoq_lifetime_[port] = hoq_lifetime;
 }
 
 void Switch::add_egress_hook(EgressHook& hook, uint8_t priorities, std::vector<uint32_t> ports) {
@@ -105,13 +117,20 @@ void Switch::setup() {
   pfc.response_delay = cfg_.pfc.response_delay;
   for (uint32_t i = 0; i < n; ++i) {
     ports_[i].set_lanes(lanes_);
+    if (i < credits_.size() && credits_[i] != nullptr) {
+      ports_[i].fc.use_credits(*credits_[i]);
+      ports_[i].hoq_lifetime = hoq_lifetime_[i];
+      if (!hoq_lifetime_[i].is_infinite()) ports_[i].head_since.assign(lanes_, Time::zero());
+    }
     ports_[i].fc.attach(ctx(), *this, i, id(), port(i).link()->rate(), pfc);
     headroom[i] = headroom_for(i);
   }
   // Ports whose configured headroom is below the automatic value: a lossless
   // drop there is counted, not a violation (lossless_drop, sim/invariants.h).
+  // A credited port never drops for want of room: always a violation.
   headroom_below_auto_.assign(n, false);
-  for (uint32_t i = 0; i < n; ++i) headroom_below_auto_[i] = headroom[i] < auto_headroom_for(i);
+  for (uint32_t i = 0; i < n; ++i)
+    headroom_below_auto_[i] = !ports_[i].fc.credited() && headroom[i] < auto_headroom_for(i);
   // A frame its neighbour sent ignoring a pause: the headroom it overfills
   // takes its own fill time at line rate (the automatic headroom's bytes) to
   // arrive; drops within that of such a frame are the watchdog's doing.
@@ -176,6 +195,7 @@ QueueCounters Switch::queue_counters(uint32_t port, uint8_t prio) const {
   c.drops = e.drops;
   c.peak_bytes = pt.queues.peak_bytes(prio);
   c.watchdog_triggers = e.watchdog_triggers;
+  c.hoq_discards = e.hoq_discards;
   return c;
 }
 
@@ -224,10 +244,15 @@ int64_t Switch::route(const Packet& p, uint32_t in_port) {
 
 void Switch::receive(uint32_t port, PacketHandle p) {
   if (is_link_control(p->kind)) {
-    ++counters_.pfc_received;
     Port& pt = hot_.ports[port];
     const Time recheck = pt.fc.on_control_frame(*p, ctx().now());
     pt.queues.cache_allowed(0, Time::zero());  // what may be sent has changed
+    if (p->kind != PacketKind::kPfc) {
+      ++counters_.fc_received;
+      if (!recheck.is_infinite()) this->port(port).wake_at(recheck);
+      return;
+    }
+    ++counters_.pfc_received;
     if (pfc_probe.attached()) {
       for (uint8_t pr = 0; pr < pt.fc.lanes(); ++pr) {
         if ((p->pfc_class_enable >> pr) & 1) {
@@ -248,6 +273,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
   const int64_t egress = route(*p, port);
   if (egress < 0) {
     ++counters_.dropped_no_route;
+    hot_.ports[port].fc.on_passed(in_prio, p->wire_bytes);  // credits: its blocks are free
     if (losses_) losses_->add(*p);
     if (drop_probe.attached())
       drop_probe.emit(
@@ -280,13 +306,16 @@ void Switch::receive(uint32_t port, PacketHandle p) {
   // A stormed queue under the watchdog's drop action takes nothing.
   if (cfg_.watchdog.enabled && cfg_.watchdog.action == WatchdogAction::kDrop &&
       ctx().now() < hot_.ports[out_port].watchdog_until[out_prio]) {
+    hot_.ports[port].fc.on_passed(in_prio, p->wire_bytes);
     drop(std::move(p), out_port, out_prio, DropReason::kWatchdog);
     return;
   }
   const uint32_t bytes = hot_.mmu->charge(HeaderSet(p->headers).frame_bytes_of_wire(p->wire_bytes));
   const DropReason verdict = hot_.mmu->admit(port, in_prio, out_port, out_prio, bytes);
   if (verdict != DropReason::kNone) {
-    if (verdict == DropReason::kHeadroom) lossless_drop(port, in_prio, *p);
+    if (verdict == DropReason::kHeadroom || hot_.ports[port].fc.credited())
+      lossless_drop(port, in_prio, *p);
+    hot_.ports[port].fc.on_passed(in_prio, p->wire_bytes);
     drop(std::move(p), out_port, out_prio, verdict);
     return;
   }
@@ -295,7 +324,8 @@ void Switch::receive(uint32_t port, PacketHandle p) {
   p->ingress_priority = in_prio;
   p->priority = out_prio;
   p->accounted = bytes;
-  hot_.ports[port].fc.on_arrival(in_prio, [&] { return hot_.mmu->xoff_due(port, in_prio); });
+  hot_.ports[port].fc.on_arrival(in_prio, p->wire_bytes,
+                                 [&] { return hot_.mmu->xoff_due(port, in_prio); });
   if (cfg_.latency == Time::zero()) {
     forward(std::move(p));
   } else {
@@ -311,6 +341,8 @@ void Switch::forward(PacketHandle p) {
   ++hot_.forwarded;
   Port& pt = hot_.ports[out];
   pt.queues.push(prio, std::move(p));
+  if (pt.fc.credited() && !pt.head_since.empty() && pt.queues.packets(prio) == 1) [[unlikely]]
+    new_head(pt, prio, ctx().now());
   // Into a paused queue: no pull now, it would find nothing; a pull when the
   // pause may end instead (a resume frame brings it forward; without one,
   // the pause simply expires). No earlier pull need have scheduled it: the
@@ -329,7 +361,8 @@ void Switch::forward(PacketHandle p) {
 // The priorities port `pt` may send now: those PFC has not paused (or whose
 // pause the watchdog ignores). Cached in the queues' first line until the
 // pause state can next change.
-uint16_t Switch::allowed(Port& pt, Time now) {
+// Inlined into forward() and next_packet(), as before the policy choice grew it.
+[[gnu::always_inline]] inline uint16_t Switch::allowed(Port& pt, Time now) {
   if (cfg_.watchdog.enabled && cfg_.watchdog.action == WatchdogAction::kForward) {
     uint16_t allowed = 0;
     for (uint8_t pr = 0; pr < pt.fc.lanes(); ++pr) {
@@ -340,7 +373,9 @@ uint16_t Switch::allowed(Port& pt, Time now) {
   }
   if (now < pt.queues.allowed_until()) return pt.queues.cached_allowed();
   Time until;
-  const auto allowed = static_cast<uint16_t>(pt.fc.sendable(now, until));
+  const auto allowed = static_cast<uint16_t>(pt.fc.sendable(now, until, [&](uint8_t l) {
+    return pt.queues.packets(l) > 0 ? &pt.queues.packet(l, 0) : nullptr;
+  }));
   pt.queues.cache_allowed(allowed, until);
   return allowed;
 }
@@ -366,7 +401,11 @@ PacketHandle Switch::next_packet(uint32_t port) {
   hot_.mmu->release(p->ingress_port, p->ingress_priority, port, p->priority, p->accounted);
   const uint32_t in = p->ingress_port;
   const uint8_t in_prio = p->ingress_priority;
-  hot_.ports[in].fc.on_departure(in_prio, [&] { return hot_.mmu->xon_due(in, in_prio); });
+  pt.fc.on_transmit(p->priority, *p);
+  if (pt.fc.credited() && !pt.head_since.empty() && pt.queues.packets(p->priority) > 0) [[unlikely]]
+    new_head(pt, p->priority, now);
+  hot_.ports[in].fc.on_departure(in_prio, p->wire_bytes,
+                                 [&] { return hot_.mmu->xon_due(in, in_prio); });
   return p;
 }
 
@@ -420,6 +459,15 @@ void Switch::lossless_drop(uint32_t in_port, uint8_t in_prio, const Packet& p) {
     return;
   }
   if (!checks_) return;
+  if (ports_[in_port].fc.credited()) {
+    // Credits grant only room the buffer has: any drop for room is a bug.
+    throw InvariantViolation(
+        "lossless_drop",
+        name() + " port " + std::to_string(in_port) + " VL " + std::to_string(in_prio), ctx().now(),
+        "a " + std::to_string(p.wire_bytes) +
+            " B packet dropped for want of buffer on a credited VL (" +
+            std::to_string(mmu_->used()) + " B of the switch's buffer in use)");
+  }
   // A pause lost on its way (the cable down, or bit errors on it) lets the
   // neighbour go on sending: a drop then is what the fault does, not a bug.
   const Link& out = *port(in_port).link();
@@ -437,6 +485,12 @@ void Switch::lossless_drop(uint32_t in_port, uint8_t in_prio, const Packet& p) {
 }
 
 void Switch::emit_link_control(uint32_t port, PacketHandle frame) {
+  if (frame->kind != PacketKind::kPfc) {
+    hot_.ports[port].queues.push_control(std::move(frame));
+    ++counters_.fc_sent;
+    this->port(port).wake();
+    return;
+  }
   if (pfc_probe.attached()) {
     const auto prio = static_cast<uint8_t>(__builtin_ctz(frame->pfc_class_enable));
     const uint16_t quanta = frame->pfc_quanta[prio];
@@ -445,6 +499,48 @@ void Switch::emit_link_control(uint32_t port, PacketHandle frame) {
   hot_.ports[port].queues.push_control(std::move(frame));
   ++counters_.pfc_sent;
   this->port(port).wake();
+}
+
+void Switch::new_head(Port& pt, uint8_t prio, Time now) {
+  pt.head_since[prio] = now;
+  const Time deadline = now + pt.hoq_lifetime;
+  if (!hoq_timer_.scheduled()) {
+    ctx().schedule(hoq_timer_, deadline);
+  } else if (hoq_timer_.when() > deadline) {
+    ctx().reschedule(hoq_timer_, deadline);
+  }
+}
+
+void Switch::on_hoq_timer() {
+  // A packet that has waited at the head of its egress queue for the
+  // port's lifetime is discarded (IBA §18.2.5.4; OpenSM
+  // head_of_queue_lifetime): the next one is at the head from now.
+  const Time now = ctx().now();
+  Time next = Time::infinite();
+  for (uint32_t i = 0; i < ports_.size(); ++i) {
+    Port& pt = ports_[i];
+    if (pt.head_since.empty()) continue;
+    bool discarded = false;
+    for (uint8_t pr = 0; pr < lanes_; ++pr) {
+      if (pt.queues.empty(pr)) continue;
+      if (now - pt.head_since[pr] >= pt.hoq_lifetime) {
+        PacketHandle p = pt.queues.take(pr);
+        hot_.mmu->release(p->ingress_port, p->ingress_priority, i, pr, p->accounted);
+        const uint32_t in = p->ingress_port;
+        const uint8_t in_prio = p->ingress_priority;
+        hot_.ports[in].fc.on_departure(in_prio, p->wire_bytes,
+                                       [&] { return hot_.mmu->xon_due(in, in_prio); });
+        ++pt.events[pr].hoq_discards;
+        ++counters_.hoq_discards;
+        if (losses_) losses_->add(*p);
+        pt.head_since[pr] = now;
+        discarded = true;
+      }
+      if (!pt.queues.empty(pr)) next = std::min(next, pt.head_since[pr] + pt.hoq_lifetime);
+    }
+    if (discarded) port(i).wake();  // the new head may fit the credits
+  }
+  if (!next.is_infinite()) ctx().schedule(hoq_timer_, next);
 }
 
 void Switch::on_watchdog() {
@@ -465,7 +561,8 @@ void Switch::on_watchdog() {
           hot_.mmu->release(p->ingress_port, p->ingress_priority, i, pr, p->accounted);
           const uint32_t in = p->ingress_port;
           const uint8_t in_prio = p->ingress_priority;
-          hot_.ports[in].fc.on_departure(in_prio, [&] { return hot_.mmu->xon_due(in, in_prio); });
+          hot_.ports[in].fc.on_departure(in_prio, p->wire_bytes,
+                                         [&] { return hot_.mmu->xon_due(in, in_prio); });
           drop(std::move(p), i, pr, DropReason::kWatchdog);
         }
       } else {

@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "models/flow_control/pfc.h"
+#include "models/flow_control/port_flow_control.h"
 #include "models/switch/ecn_marker.h"
 #include "models/switch/egress_hook.h"
 #include "models/switch/egress_queues.h"
@@ -51,6 +51,9 @@ struct SwitchCounters {
   uint64_t dropped_no_route = 0;
   uint64_t pfc_sent = 0;      // pause and resume frames sent
   uint64_t pfc_received = 0;  // pause and resume frames received
+  uint64_t fc_sent = 0;       // InfiniBand flow-control packets sent (credits)
+  uint64_t fc_received = 0;   // InfiniBand flow-control packets received
+  uint64_t hoq_discards = 0;  // packets discarded at the head of a queue (lifetime passed)
   uint64_t ecn_marked = 0;
   // Lossless drops (DropReason::kHeadroom) on ports whose configured
   // headroom is below the automatic value (pfc_headroom): expected there;
@@ -69,7 +72,14 @@ struct QueueCounters {
   std::array<uint64_t, static_cast<size_t>(DropReason::kCount)> drops{};
   int64_t peak_bytes = 0;
   uint64_t watchdog_triggers = 0;
+  uint64_t hoq_discards = 0;  // InfiniBand: head-of-queue lifetime passed
 };
+
+// OpenSM's head-of-queue lifetime encoding: 4.096 us x 2^value; a value of
+// 20 or more is infinite (IBA §18.2.5.4, HOQLife).
+inline Time hoq_lifetime(uint32_t value) {
+  return value >= 20 ? Time::infinite() : Time::ns(4096) * (int64_t{1} << value);
+}
 
 // What the switch reports as it happens (attach recorders from outside).
 struct PfcEvent {
@@ -112,6 +122,12 @@ class Switch : public Node, private ControlSink {
          uint8_t lanes = kEthernetPriorities);
   // Lanes (priorities) of every port.
   uint8_t lanes() const { return lanes_; }
+  // Port `port` runs credit-based flow control with `params` instead of PFC
+  // (an InfiniBand port), and discards a packet that has waited at the head
+  // of one of its egress queues for `hoq_lifetime` (infinite: never);
+  // before setup().
+  void use_credits(uint32_t port, const Credits::Params& params,
+                   Time hoq_lifetime = Time::infinite());
 
   void set_forwarding_table(ForwardingTable table) {
     fib_ = std::move(table);
@@ -149,8 +165,8 @@ class Switch : public Node, private ControlSink {
   bool egress_paused(uint32_t port, uint8_t prio) const {
     return ports_[port].fc.paused(prio, ctx().now());
   }
-  // The link-level flow control of a port (PFC: frames received and sent).
-  const Pfc& flow_control(uint32_t port) const { return ports_[port].fc; }
+  // The link-level flow control of a port (PFC or credits).
+  const PortFlowControl& flow_control(uint32_t port) const { return ports_[port].fc; }
   // When egress (port, prio) last started sending a frame.
   Time last_tx(uint32_t port, uint8_t prio) const { return ports_[port].queues.last_sent(prio); }
   // Are we pausing our upstream neighbour on (port, prio)?
@@ -200,14 +216,19 @@ class Switch : public Node, private ControlSink {
   struct QueueEvents {
     std::array<uint64_t, static_cast<size_t>(DropReason::kCount)> drops{};
     uint64_t watchdog_triggers = 0;
+    uint64_t hoq_discards = 0;
   };
   // Per-packet state first (EgressQueues: one line to decide, one per
   // priority); what PFC frames, the watchdog and drops touch after it.
   struct Port {
-    EgressQueues queues;               // also the PFC frames waiting to go out
-    Pfc fc;                            // PFC on this port's cable, both ways
+    EgressQueues queues;               // also the control frames waiting to go out
+    PortFlowControl fc;                // PFC or credits on this port's cable, both ways
     std::vector<Time> watchdog_until;  // per lane: stormed queue handling ends
     std::vector<QueueEvents> events;   // per lane
+    // Head-of-queue lifetime (credited ports): since when each lane's head
+    // packet has been at the head; empty if the lifetime is infinite.
+    std::vector<Time> head_since;
+    Time hoq_lifetime = Time::infinite();
     void set_lanes(uint8_t lanes) {
       queues.set_lanes(lanes);
       fc.set_lanes(lanes);
@@ -215,6 +236,9 @@ class Switch : public Node, private ControlSink {
       events.assign(lanes, QueueEvents{});
     }
   };
+  // Head-of-queue lifetime: lane `prio` of port `pt` has a new head now.
+  void new_head(Port& pt, uint8_t prio, Time now);
+  void on_hoq_timer();
   uint16_t allowed(Port& pt, Time now);
   // Schedules a pull of `port` for when its pause state next changes.
   void wake_on_pause_change(uint32_t port, Time now) const;
@@ -251,6 +275,9 @@ class Switch : public Node, private ControlSink {
   // and per port how long such a frame's excess can cause drops after it.
   std::vector<Time> pause_ignored_at_;
   std::vector<Time> pause_ignored_span_;
+  std::vector<const Credits::Params*> credits_;  // per port: null = PFC (use_credits)
+  std::vector<Time> hoq_lifetime_;               // per port (use_credits)
+  MemberEvent<Switch, &Switch::on_hoq_timer> hoq_timer_;
   std::unique_ptr<LossLedger> losses_;  // with checks on
   // Egress hooks as registered; then, from setup(), the hooks of each
   // (port, priority, point) in registration order:

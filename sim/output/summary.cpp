@@ -170,6 +170,11 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
   // violation's line (status invariant_violated).
   j["invariants"] = {{"checked", r.checked}, {"violation", r.invariant}};
   j["pfc_frames_sent"] = r.pfc_frames_sent;
+  if (sc.fabric.transport == Transport::kInfiniband) {
+    // Credits instead of PFC (docs/infiniband.md).
+    j["infiniband"] = {{"flow_control_packets_sent", r.ib_fc_packets_sent},
+                       {"head_of_queue_discards", r.hoq_discards}};
+  }
   j["ecn_marked"] = r.ecn_marked;
   j["cc"] = {{"cnps_sent", r.cc.cnps_sent},
              {"cnps_received", r.cc.cnps_received},

@@ -41,6 +41,25 @@ Fabric build_fabric(Simulation& sim, const Scenario& sc, const TransportFormat& 
       throw std::logic_error("port numbering differs between topology and devices");
     }
   }
+  if (sc.fabric.transport == Transport::kInfiniband) {
+    // Every IB port, at both ends of every cable, runs credits instead of
+    // PFC (docs/infiniband.md).
+    // A switch port facing a host takes OpenSM's leaf lifetime.
+    auto credit = [&](uint32_t node, uint32_t port, uint32_t peer) {
+      if (f.switch_of_node[node] != nullptr) {
+        const bool leaf = topo.node(peer).kind == NodeKind::kHost;
+        f.switch_of_node[node]->use_credits(
+            port, sc.fabric.credits,
+            hoq_lifetime(leaf ? sc.fabric.leaf_hoq_lifetime : sc.fabric.hoq_lifetime));
+      } else {
+        f.nics[topo.node(node).host_index]->use_credits(port, sc.fabric.credits);
+      }
+    };
+    for (const TopoLink& l : topo.links()) {
+      credit(l.a, l.a_port, l.b);
+      credit(l.b, l.b_port, l.a);
+    }
+  }
   if (sc.fabric.sw.forwarding == Forwarding::kCutThrough) {
     // Links into switches deliver frames once their headers are in.
     for (size_t i = 0; i < f.cables.size(); ++i) {

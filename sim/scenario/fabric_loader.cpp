@@ -90,10 +90,26 @@ void read_switch(JsonReader r, SwitchConfig& s) {
   r.finish();
 }
 
+// PFC is what Ethernet ports run; InfiniBand ports run credits instead
+// (fabric.infiniband.credits), so PFC's keys have no meaning there.
+void reject_pfc_keys(JsonReader& r) {
+  auto reject = [&](const char* object, const char* key) {
+    const nlohmann::json* o = r.raw(object);
+    if (o == nullptr || !o->is_object() || !o->contains(key)) return;
+    throw ScenarioError(r.path_of(object) + "." + key +
+                        ": applies to transport \"roce_v2\" only (expected no " + key +
+                        ": InfiniBand ports run credits, fabric.infiniband.credits)");
+  };
+  reject("switch", "pfc");
+  reject("switch", "watchdog");
+  for (const char* k : {"pfc_response_delay", "rx_xoff", "rx_xon"}) reject("nic", k);
+}
+
 }  // namespace
 
 void read_fabric(JsonReader r, FabricConfig& f) {
   r.read(f);  // transport, mtu, ethernet_mtu
+  if (f.transport == Transport::kInfiniband) reject_pfc_keys(r);
   {
     JsonReader roce = r.object("roce");
     roce.read(f);
@@ -102,6 +118,15 @@ void read_fabric(JsonReader r, FabricConfig& f) {
   {
     JsonReader ib = r.object("infiniband");
     ib.read(f);
+    {
+      JsonReader c = ib.object("credits");
+      c.read(f.credits);
+      if (f.credits.vl_buffer > Bytes::kib(128)) {
+        c.fail("vl_buffer", to_string(f.credits.vl_buffer) + " is above 131072 bytes",
+               "at most 131072: 2048 blocks are the widest grant (IBA §7.9.4)");
+      }
+      c.finish();
+    }
     ib.finish();
   }
   {
@@ -130,6 +155,26 @@ void read_fabric(JsonReader r, FabricConfig& f) {
       throw ScenarioError("fabric.mtu: " + std::to_string(f.nic.mtu) +
                           " is not an InfiniBand MTU (expected 256, 512, 1024, 2048 or 4096)");
     }
+    // A VL must hold the largest packet, or it could never send one.
+    const InfinibandFormat format(f.grh);
+    const uint64_t need =
+        uint64_t{ib_credits(format.wire_bytes(RcOpcode::kWriteOnlyImm, f.nic.mtu))} *
+        kIbCreditBlockBytes;
+    if (static_cast<uint64_t>(f.credits.vl_buffer.count()) < need) {
+      throw ScenarioError(
+          "fabric.infiniband.credits.vl_buffer: " + std::to_string(f.credits.vl_buffer.count()) +
+          " bytes do not hold the largest packet (expected at least " + std::to_string(need) +
+          " for fabric.mtu " + std::to_string(f.nic.mtu) + ")");
+    }
+    // Credits make every VL lossless and leave the switch's buffer to
+    // them: its MMU admits every packet a credit let in (no PFC threshold,
+    // nothing lossy) as long as the buffer holds every port's VL buffers
+    // (checked where the ports are known, loader.cpp).
+    f.sw.pfc.lossless_mask = 0xFF;
+    f.sw.pfc.threshold = PfcThreshold::kStatic;
+    f.sw.pfc.xoff = f.sw.buffer;
+    f.sw.pfc.xon = f.sw.buffer;
+    f.sw.pfc.headroom = Bytes(1);  // never used: the pool holds what credits admit
     return;
   }
   // The largest packet (a WRITE's first, with its RETH) must fit in a frame.

@@ -57,6 +57,30 @@ void read_size_buckets(JsonReader& out, std::vector<Bytes>& edges) {
 // refuse it at set-up; say so at load, naming the switch).
 void check_switch_buffers(const Scenario& sc) {
   const SwitchConfig& c = sc.fabric.sw;
+  if (sc.fabric.transport == Transport::kInfiniband) {
+    // Credits admit up to a VL buffer per port and VL: the shared pool must
+    // hold them all, charged in cells (a packet of k blocks is at most
+    // 64 k + 2 bytes, whole cells: at most 65 + cell bytes per block).
+    const __int128 per_vl =
+        static_cast<__int128>(sc.fabric.credits.vl_buffer.count() / kIbCreditBlockBytes) *
+        (65 + c.cell);
+    for (uint32_t id = 0; id < sc.topology.nodes().size(); ++id) {
+      const TopoNode& n = sc.topology.node(id);
+      if (n.kind != NodeKind::kSwitch) continue;
+      const __int128 need =
+          (per_vl + c.reserve.count() + c.pfc.headroom.count()) * kEthernetPriorities * n.num_ports;
+      if (need > c.buffer.count()) {
+        throw ScenarioError(
+            "fabric.switch.buffer: " + std::to_string(c.buffer.count()) +
+            " bytes are fewer than the credited VL buffers of \"" + n.name + "\" (" +
+            std::to_string(static_cast<int64_t>(std::min<__int128>(need, INT64_MAX))) +
+            " bytes for " + std::to_string(n.num_ports) +
+            " ports x 8 VLs) (expected a larger buffer, or a smaller "
+            "fabric.infiniband.credits.vl_buffer)");
+      }
+    }
+    return;
+  }
   int lossless = 0;
   for (uint8_t p = 0; p < kEthernetPriorities; ++p) lossless += c.lossless(p) ? 1 : 0;
   for (uint32_t id = 0; id < sc.topology.nodes().size(); ++id) {

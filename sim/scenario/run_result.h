@@ -196,6 +196,10 @@ struct RunResult {
   std::string invariant;
   bool checked = false;          // the run's invariants were checked (RunOptions::check)
   uint64_t pfc_frames_sent = 0;  // by switches (pause and resume)
+  // InfiniBand (credits): flow-control packets switches sent, and packets
+  // they discarded at a queue's head (head-of-queue lifetime).
+  uint64_t ib_fc_packets_sent = 0;
+  uint64_t hoq_discards = 0;
   uint64_t ecn_marked = 0;
   // Congestion notification at the NICs (NicCounters, summed) and the cuts
   // of every QP's algorithm.

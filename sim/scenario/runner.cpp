@@ -330,6 +330,8 @@ void collect_switches(RunResult& r, const Scenario& sc, const Fabric& fabric) {
   for (const Switch* s : switches) {
     r.drops_no_route += s->counters().dropped_no_route;
     r.pfc_frames_sent += s->counters().pfc_sent;
+    r.ib_fc_packets_sent += s->counters().fc_sent;
+    r.hoq_discards += s->counters().hoq_discards;
     r.ecn_marked += s->counters().ecn_marked;
     r.switch_buffer_peak = std::max(r.switch_buffer_peak, s->mmu().peak_used());
     r.lossless_drops_headroom_below_automatic +=

@@ -10,6 +10,7 @@
 
 #include "models/cc/cc_algorithm.h"
 #include "models/collective/collective_spec.h"
+#include "models/flow_control/credits.h"
 #include "models/nic/nic_config.h"
 #include "models/proto/roce_v2.h"
 #include "models/switch/switch_config.h"
@@ -28,7 +29,12 @@ struct FabricConfig {
   uint32_t ethernet_mtu = 9216;
   IpVersion ip = IpVersion::kIpv4;
   bool vlan = false;
-  bool grh = false;  // InfiniBand: every packet carries a GRH
+  bool grh = false;         // InfiniBand: every packet carries a GRH
+  Credits::Params credits;  // InfiniBand: every port's credit-based flow control
+  // InfiniBand: OpenSM's head_of_queue_lifetime (switch ports facing
+  // switches) and leaf_head_of_queue_lifetime (facing hosts), encoded.
+  uint32_t hoq_lifetime = 0x12;
+  uint32_t leaf_hoq_lifetime = 0x10;
   LinkSpec link;
   NicConfig nic;
   SwitchConfig sw;

@@ -27,12 +27,54 @@ const Fields<FabricConfig>& roce_params() {
   return t;
 }
 
+const Fields<Credits::Params>& credits_params() {
+  static const Fields<Credits::Params> t = [] {
+    using P = Credits::Params;
+    Fields<P> f("fabric.infiniband.credits",
+                "credit-based link flow control of every InfiniBand port (docs/infiniband.md)");
+    f.bytes("vl_buffer", &P::vl_buffer, Bytes(kIbCreditBlockBytes))
+        .unit("bytes")
+        .doc(
+            "receive buffer of each data VL of every port, in 64-byte blocks (rounded down); at "
+            "most 131072: a grant reaches at most 2048 blocks beyond what was received, so a "
+            "larger buffer gains nothing; at least the largest packet's blocks")
+        .source("IBA Vol 1 §7.9 (64-byte credits, 12-bit FCCL)");
+    f.time("rx_delay", &P::rx_delay)
+        .doc(
+            "from blocks freed (or received blocks resynchronised) to the flow-control packet "
+            "queued (t_proc,rx of CASES.md V2)");
+    f.time("tx_delay", &P::tx_delay)
+        .doc("from a flow-control packet received to its credits usable (t_proc,tx of V2)");
+    f.time("coalesce", &P::coalesce)
+        .doc("gather the blocks freed this long into one flow-control packet per VL");
+    f.time("period", &P::period, Time::ps(1))
+        .word("none", Time::infinite(), "flow-control packets only when blocks are freed")
+        .doc(
+            "also send every VL's FCCL and FCTBS this often; recovers the credits of data "
+            "packets lost to bit errors (without it they stay lost)")
+        .source("IBA Vol 1 §7.9.4: at least every 65,536 symbol times");
+    return f;
+  }();
+  return t;
+}
+
 const Fields<FabricConfig>& infiniband_params() {
   static const Fields<FabricConfig> t = [] {
     Fields<FabricConfig> f("fabric.infiniband", "native InfiniBand framing");
     f.boolean("grh", &FabricConfig::grh)
         .doc("whether every packet carries a global route header (40 bytes)")
         .source("IBA Vol 1 §8.3");
+    f.add_object("credits", credits_params())
+        .doc("credit-based link flow control, instead of PFC, on every port");
+    f.integer("head_of_queue_lifetime", &FabricConfig::hoq_lifetime, 0, 31)
+        .doc(
+            "a switch discards a packet that has waited this long at the head of an egress "
+            "queue of a port facing another switch: 4.096 us x 2^value, 20 or more: never "
+            "(0x12: about 1.07 s)")
+        .source("OpenSM head_of_queue_lifetime (default 0x12); IBA HOQLife");
+    f.integer("leaf_head_of_queue_lifetime", &FabricConfig::leaf_hoq_lifetime, 0, 31)
+        .doc("the same for switch ports facing hosts (0x10: about 268 ms)")
+        .source("OpenSM leaf_head_of_queue_lifetime (default 0x10)");
     return f;
   }();
   return t;

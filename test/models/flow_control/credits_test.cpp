@@ -33,20 +33,32 @@ struct Loop : Component, ControlSink {
     at(Time::zero(), [this] { try_send(); });
   }
 
-  // The receiver's policy emits a flow-control packet: it crosses the
-  // reverse direction (idle but for these) to the sender.
+  // A policy emits a flow-control packet. The receiver's (port 1) crosses
+  // the reverse direction, idle but for these, to the sender; the sender's
+  // (port 0, periodic only: its receive side gets no data) goes ahead of the
+  // data on the forward direction, after the packet on the wire.
   void emit_link_control(uint32_t port, PacketHandle f) override {
-    REQUIRE(port == 1);
     REQUIRE(f->kind == PacketKind::kIbFlowControl);
     REQUIRE(f->wire_bytes == 6);
-    ++fc_packets;
     if (starts.size() >= kPackets) return;  // the run is over
+    const uint8_t vl = f->fc_vl;
+    const uint64_t fccl = f->fc_fccl, fctbs = f->fc_fctbs;
+    if (port == 0) {
+      const Time start = std::max(ctx().now(), forward_free_);
+      forward_free_ = start + transfer_time(Bytes(f->wire_bytes), rate_);
+      at(forward_free_, [this] { try_send(); });
+      at(forward_free_ + delay_, [this, vl, fccl, fctbs] {
+        PacketHandle g = make_ib_flow_control(ctx(), vl, fccl, fctbs);
+        rx.on_control_frame(*g, ctx().now());
+      });
+      return;
+    }
+    REQUIRE(port == 1);
+    ++fc_packets;
     const Time start = std::max(ctx().now(), reverse_free_);
     reverse_free_ = start + transfer_time(Bytes(f->wire_bytes), rate_);
-    const uint8_t vl = f->fc_vl;
-    const uint64_t fccl = f->fc_fccl;
-    at(reverse_free_ + delay_, [this, vl, fccl] {
-      PacketHandle g = make_ib_flow_control(ctx(), vl, fccl);
+    at(reverse_free_ + delay_, [this, vl, fccl, fctbs] {
+      PacketHandle g = make_ib_flow_control(ctx(), vl, fccl, fctbs);
       const Time usable = tx.on_control_frame(*g, ctx().now());
       at(usable, [this] { try_send(); });
     });
@@ -61,14 +73,18 @@ struct Loop : Component, ControlSink {
     p->wire_bytes = format_.wire_bytes(RcOpcode::kWriteMiddle, 4096);
     if (!tx.may_send(kVl, *p, now)) return;  // a grant tries again
     tx.on_transmit(kVl, *p);
+    const bool lost = std::find(lose.begin(), lose.end(), starts.size()) != lose.end();
     starts.push_back(now);
     forward_free_ = now + transfer_time(Bytes(p->wire_bytes), rate_);
     const uint32_t wire = p->wire_bytes;
     at(forward_free_, [this] { try_send(); });
+    if (lost) return;  // a bit error: the receiver discards it
     at(forward_free_ + delay_, [this, wire] {
       rx.on_arrival(kVl, wire);
       max_occupied = std::max(max_occupied, rx.occupied(kVl));
       if (rx.occupied(kVl) > rx.buffer_blocks()) ++overflows;
+      // Never more credits granted than the buffer holds.
+      if (rx.grant(kVl) > rx.blocks_received(kVl) + rx.buffer_blocks()) ++overgrants;
       rx.on_departure(kVl, wire);  // a host frees the buffer on arrival
     });
   }
@@ -97,6 +113,8 @@ struct Loop : Component, ControlSink {
   uint64_t fc_packets = 0;
   uint64_t max_occupied = 0;
   uint64_t overflows = 0;
+  uint64_t overgrants = 0;
+  std::vector<size_t> lose;  // indices of data packets lost on the link
 
  private:
   BitRate rate_;
@@ -155,6 +173,7 @@ TEST_CASE("V2 credit loop throughput against the VL buffer at EDR and NDR",
         CHECK(throughput_gbps(loop.starts, wire, static_cast<size_t>(outstanding)) ==
               Approx(formula).epsilon(1e-4));
         CHECK(loop.overflows == 0);  // zero loss: never more blocks than the buffer
+        CHECK(loop.overgrants == 0);
         CHECK(loop.max_occupied <= loop.rx.buffer_blocks());
         if (rx_delay == Time::zero() && kib == 8) {
           // V2's derived values: 24.79 Gb/s at EDR, 30.46 Gb/s at NDR.
@@ -210,10 +229,10 @@ TEST_CASE("credits: a packet needs its blocks and grants are absolute", "[quick]
   CHECK(c.blocks_sent(0) == 65);
 
   // A grant takes effect on arrival (tx_delay 0) and may only grow.
-  PacketHandle g = make_ib_flow_control(sim, 0, 165);
+  PacketHandle g = make_ib_flow_control(sim, 0, 165, 0);
   CHECK(c.on_control_frame(*g, Time::ns(1)) == Time::ns(1));
   CHECK(c.may_send(0, *p, Time::ns(1)));
-  PacketHandle old = make_ib_flow_control(sim, 0, 120);
+  PacketHandle old = make_ib_flow_control(sim, 0, 120, 0);
   c.on_control_frame(*old, Time::ns(2));
   CHECK(c.limit(0, Time::ns(2)) == 165);
 
@@ -230,4 +249,110 @@ TEST_CASE("credits: a packet needs its blocks and grants are absolute", "[quick]
   CHECK(sink.fccl[0] == 100 + 67);  // buffer + blocks freed
   CHECK(sink.at[0] == Time::ns(15));
   CHECK(c.packets_sent() == 1);
+}
+
+// Defect fixed: a later flow-control packet arriving within tx_delay of an
+// earlier one used to postpone the earlier grant to its own usable time.
+TEST_CASE("credits: each grant is usable tx_delay after its own arrival", "[quick][credits]") {
+  Simulation sim;
+  struct Sink : Component, ControlSink {
+    explicit Sink(Simulation& s) : Component(s, "sink") {}
+    void emit_link_control(uint32_t, PacketHandle) override {}
+  };
+  Sink& sink = sim.add<Sink>();
+  sim.setup();
+  Credits c(1);
+  Credits::Params params;
+  params.vl_buffer = Bytes(64 * 100);
+  params.tx_delay = Time::ns(100);
+  c.attach(sim.partition(0), sink, 0, sink.id(), params);
+  PacketHandle a = make_ib_flow_control(sim, 0, 165, 0);
+  PacketHandle b = make_ib_flow_control(sim, 0, 230, 0);
+  CHECK(c.on_control_frame(*a, Time::ns(0)) == Time::ns(100));
+  CHECK(c.on_control_frame(*b, Time::ns(50)) == Time::ns(150));
+  CHECK(c.blocked_until(0) == Time::ns(100));
+  CHECK(c.limit(0, Time::ps(99'999)) == 100);
+  CHECK(c.limit(0, Time::ns(100)) == 165);  // a's own tx_delay, not b's
+  CHECK(c.limit(0, Time::ps(149'999)) == 165);
+  CHECK(c.limit(0, Time::ns(150)) == 230);
+  Time until;
+  c.sendable(Time::ns(120), until);
+  CHECK(until == Time::ns(150));
+  // A stale grant (smaller than one before it) changes nothing.
+  PacketHandle stale = make_ib_flow_control(sim, 0, 120, 0);
+  c.on_control_frame(*stale, Time::ns(160));
+  CHECK(c.limit(0, Time::ns(300)) == 230);
+}
+
+// Defect fixed: a data packet lost to a bit error was counted by the sender
+// (FCTBS) but never freed by the receiver, so its credits were lost for good.
+// With ABR resynchronised from the sender's FCTBS (IBA §7.9.4) in its
+// periodic flow-control packets, the loss costs credits only until the next
+// one: the steady throughput is V2's formula again. Without a period the
+// blocks stay lost (one packet fewer in flight for the rest of the run).
+TEST_CASE("credits: a lost data packet costs credits until the next flow-control packet",
+          "[quick][credits]") {
+  const uint32_t wire = 4122;
+  const Time prop = Time::ns(500);
+  const BitRate rate = BitRate::gbps(100);
+  const int64_t outstanding = 3;  // 16 KiB: 252 blocks, three 65-block packets
+  const Time t_loop =
+      transfer_time(Bytes(wire), rate) + prop + prop + transfer_time(Bytes(6), rate);
+  const double formula =
+      static_cast<double>(outstanding * wire * 8) / static_cast<double>(t_loop.in_ps()) * 1e3;
+  for (const bool periodic : {true, false}) {
+    Simulation sim;
+    Credits::Params params;
+    params.vl_buffer = Bytes::kib(16);
+    if (periodic) params.period = Time::us(20);
+    Loop& loop = sim.add<Loop>(rate, prop, params);
+    loop.lose = {10, 11};  // two packets lost early in the run
+    sim.setup();
+    sim.run(Time::ms(2));  // the periodic packets go on after the last data packet
+    INFO((periodic ? "periodic flow-control packets" : "no period"));
+    REQUIRE(loop.starts.size() == Loop::kPackets);
+    CHECK(loop.overgrants == 0);
+    CHECK(loop.overflows == 0);
+    if (periodic) {
+      // Resynchronised: the sender's FCTBS reached the receiver's ABR.
+      CHECK(loop.rx.blocks_received(0) == loop.tx.blocks_sent(0));
+      CHECK(throughput_gbps(loop.starts, wire, static_cast<size_t>(outstanding)) ==
+            Approx(formula).epsilon(1e-4));
+    } else {
+      CHECK(loop.rx.blocks_received(0) + 2 * 65 <= loop.tx.blocks_sent(0));
+      CHECK(throughput_gbps(loop.starts, wire, 1) == Approx(formula / 3).epsilon(1e-4));
+    }
+  }
+}
+
+// Defect fixed: a VL buffer above 2048 blocks was granted whole, beyond the
+// window the 12-bit FCCL/FCTBS fields can express (IBA §7.9.4).
+TEST_CASE("credits: the grant never exceeds ABR plus the buffer, nor 2048 blocks beyond ABR",
+          "[quick][credits]") {
+  Simulation sim;
+  struct Sink : Component, ControlSink {
+    explicit Sink(Simulation& s) : Component(s, "sink") {}
+    void emit_link_control(uint32_t, PacketHandle f) override { fccl.push_back(f->fc_fccl); }
+    std::vector<uint64_t> fccl;
+  };
+  Sink& sink = sim.add<Sink>();
+  sim.setup();
+  Credits c(1);
+  Credits::Params params;
+  params.vl_buffer = Bytes::kib(256);  // 4096 blocks
+  c.attach(sim.partition(0), sink, 0, sink.id(), params);
+  CHECK(c.buffer_blocks() == 4096);
+  CHECK(c.limit(0, Time::zero()) == kIbMaxCreditWindow);  // the initial grant
+  CHECK(c.grant(0) == kIbMaxCreditWindow);
+  for (int i = 0; i < 40; ++i) c.on_arrival(0, 4122);  // 2600 blocks held
+  CHECK(c.grant(0) == 2600 + 1496);                    // ABR + the free blocks
+  c.on_departure(0, 4122);
+  sim.run();
+  REQUIRE(sink.fccl.size() == 1);
+  CHECK(sink.fccl[0] == 2600 + 1561);
+  // A lost packet resynchronised: still within ABR + buffer.
+  PacketHandle g = make_ib_flow_control(sim, 0, 0, 2600 + 65);
+  c.on_control_frame(*g, Time::zero());
+  CHECK(c.blocks_received(0) == 2665);
+  CHECK(c.grant(0) == 2665 + 1561);
 }

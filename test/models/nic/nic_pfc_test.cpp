@@ -87,7 +87,7 @@ TEST_CASE("V4a PFC pause timing", "[validation][V4]") {
   CHECK(interval == expected);
   // No data frame started while paused.
   for (Time t : peer.data_starts) CHECK((t < effective || t >= effective + expected));
-  CHECK(nic.flow_control(0).pauses_received() == 1);
+  CHECK(nic.flow_control(0).pfc().pauses_received() == 1);
 }
 
 TEST_CASE("a pause stops ACKs of its priority; other priorities go on", "[quick][nic][pfc]") {
@@ -118,7 +118,7 @@ TEST_CASE("a pause stops ACKs of its priority; other priorities go on", "[quick]
   if (ack_priority == 3) {
     CHECK(during == 0);
     // The ACKs held back leave together when the resume takes effect.
-    CHECK(c.b.flow_control(0).pauses_received() == 1);
+    CHECK(c.b.flow_control(0).pfc().pauses_received() == 1);
   } else {
     CHECK(during > 10);
   }
@@ -166,7 +166,7 @@ TEST_CASE("a slow host's receive buffer generates PFC and nothing is lost", "[qu
   CHECK(p.a.counters().retransmitted_packets == 0);
   // Pauses were sent and honoured, and resumes followed.
   CHECK(p.b.counters().pfc_frames_sent >= 2);
-  CHECK(p.a.flow_control(0).pauses_received() >= 1);
+  CHECK(p.a.flow_control(0).pfc().pauses_received() >= 1);
   CHECK(p.b.counters().pfc_frames_received == 0);
   CHECK(p.a.counters().pfc_frames_received == p.b.counters().pfc_frames_sent);
   // The host is the bottleneck: 2048 frames of 4158 bytes (the first 16 more)
@@ -210,7 +210,7 @@ TEST_CASE("a PFC storm pauses the peer until it ends", "[quick][nic][pfc]") {
   // 167.8 us and 335.5 us, then a resume at 400 us.
   const Time pause = pfc_pause_time(kPfcMaxQuanta, p.rate);
   CHECK(p.b.counters().pfc_frames_sent == static_cast<uint64_t>(1 + until / (pause / 2) + 1));
-  CHECK(p.a.flow_control(0).pauses_received() == 3);
+  CHECK(p.a.flow_control(0).pfc().pauses_received() == 3);
   // a sent from 0 until the first pause arrived, then nothing until the
   // resume arrived: the rest of the WRITE after that.
   const Time pfc = Bytes(84) / p.rate;

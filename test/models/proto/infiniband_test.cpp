@@ -1,6 +1,7 @@
 #include "test/support/catch_units.h"
 
 #include "models/proto/infiniband.h"
+#include "models/proto/roce_v2.h"
 #include "sim/units.h"
 
 using namespace rdmasim;
@@ -38,9 +39,16 @@ TEST_CASE("IB credits leave out the VCRC", "[quick][wire]") {
   const uint32_t wire = ib.wire_bytes(RcOpcode::kWriteMiddle, 104);
   CHECK(wire == 130);
   CHECK(ib_credits(wire) == 2);
-  // One byte of payload more (kept whole: IB pads to 4 bytes, which the
-  // model leaves out): the third block.
+  // One byte of payload more, padded to a 4-byte word (BTH PadCnt 3, IBA
+  // §9.2): 134 wire bytes, the third block.
+  CHECK(ib.wire_bytes(RcOpcode::kWriteMiddle, 105) == 130 + 4);
+  CHECK(ib.wire_bytes(RcOpcode::kWriteMiddle, 108) == 130 + 4);
+  CHECK(ib.wire_bytes(RcOpcode::kWriteMiddle, 109) == 130 + 8);
   CHECK(ib_credits(ib.wire_bytes(RcOpcode::kWriteMiddle, 105)) == 3);
+  // RoCE v2 frames are not padded in the model (their fingerprints stay).
+  const RoceV2Format roce(IpVersion::kIpv4, false);
+  CHECK(roce.wire_bytes(RcOpcode::kWriteMiddle, 1001) ==
+        roce.wire_bytes(RcOpcode::kWriteMiddle, 1000) + 1);
   CHECK(ib_credits(6 + 2) == 1);
 }
 

@@ -1,0 +1,131 @@
+// 16:1 incast on InfiniBand through one switch (issue 12): every port runs
+// credit-based flow control (IBA §7.9) instead of PFC. Expected values from
+// the wire format (docs/infiniband.md): a 4096-byte payload is 4122 wire
+// bytes, a flow-control packet 6.
+#include "test/support/catch_units.h"
+#include "test/support/run_helpers.h"
+#include "test/support/scenario_sim.h"
+
+#include <string>
+#include <vector>
+
+using namespace rdmasim;
+using namespace rdmasim::testing;
+
+namespace {
+
+const char* kIbIncast = R"({
+  "fabric": {"transport": "infiniband", "mtu": 4096,
+             "link": {"rate": "EDR", "delay": "100ns"},
+             "nic": {"ack_interval": 1}},
+  "topology": {"kind": "star", "hosts": 17},
+  "traffic": [{"kind": "incast", "senders": "all", "dst": "h0", "size": "1MiB"}]
+})";
+
+// Records when each data packet starts to leave one egress port, and its
+// payload (a test-only hook: it changes nothing).
+struct Departures : EgressHook {
+  Departures() : EgressHook(kAtDequeue) {}
+  void on_dequeue(const EgressView& q, Packet& p) override {
+    if (p.kind != PacketKind::kData) return;
+    at.push_back(q.now());
+    payload.push_back(p.payload_bytes);
+  }
+  std::vector<Time> at;
+  std::vector<uint32_t> payload;
+};
+
+}  // namespace
+
+TEST_CASE("16:1 incast on InfiniBand: no drops, goodput 4096 R / (4122 + f), stalls spread back",
+          "[scenario][infiniband]") {
+  const Scenario sc = load_scenario_text(kIbIncast, "ib_incast");
+  ScenarioSim s(sc);
+  auto [sw, to_h0] = s.port_to_host(0);
+  Departures log;
+  sw->add_egress_hook(log, 0xFF, {to_h0});
+  s.sim.setup();
+  // Mid-run: the bottleneck's queue holds packets of every sender, whose
+  // ingress VL buffers at the switch are full, so every sender is stalled
+  // for credits on its own link (head-of-line blocking, spread back).
+  s.sim.run(Time::us(300));
+  const uint8_t vl = sc.fabric.nic.data_priority;
+  const uint32_t max_wire = s.format().wire_bytes(RcOpcode::kWriteOnlyImm, 4096);
+  int stalled = 0;
+  for (uint32_t h = 1; h <= 16; ++h) {
+    const auto [sw_h, port] = s.port_to_host(h);
+    const Credits* in = sw_h->flow_control(port).credits();
+    REQUIRE(in != nullptr);  // the switch's port runs credits, not PFC
+    // Full but for at most a packet in flight on the cable and one leaving.
+    CHECK(in->occupied(vl) + 2 * 65 >= in->buffer_blocks());
+    if (!s.nics[h]->flow_control(0).may_send_wire(vl, max_wire, s.sim.now())) ++stalled;
+  }
+  CHECK(stalled >= 8);  // most senders are waiting for credits at this instant
+  s.sim.run();
+  // No drops anywhere; no PFC frame at all.
+  for (const DropReason r : {DropReason::kHeadroom, DropReason::kBuffer, DropReason::kEgressLimit,
+                             DropReason::kNoRoute}) {
+    CHECK(sw->drops(r) == 0);
+  }
+  CHECK(sw->counters().pfc_sent == 0);
+  CHECK(sw->counters().fc_sent > 0);
+  const size_t n = log.at.size();
+  REQUIRE(n == 16 * 256);
+  // Steady window: the middle half of the bottleneck's data packets (no
+  // first packets with their RETH). Goodput over whole packets, from one
+  // packet's start to another's: exact, no edge effect.
+  const size_t a = n / 4, b = 3 * n / 4;
+  int64_t bytes = 0;
+  for (size_t i = a; i < b; ++i) bytes += log.payload[i];
+  const double goodput =
+      static_cast<double>(bytes) * 8 / static_cast<double>((log.at[b] - log.at[a]).in_ps()) * 1e12;
+  // f: one 6-byte flow-control packet per data packet on this direction (the
+  // switch's grant for each ACK h0 sends it; no coalescing, no period).
+  const double f = 6;
+  const double formula = 4096.0 * 100e9 / (4122 + f);
+  CHECK(goodput == Approx(formula).epsilon(2e-4));
+  // The difference f makes (0.15 %) is above the tolerance: without it the
+  // formula would not hold.
+  CHECK(std::abs(4096.0 * 100e9 / 4122 - goodput) / goodput > 1e-3);
+}
+
+// Head-of-queue lifetime (OpenSM leaf_head_of_queue_lifetime 0: 4.096 us).
+// h0's NIC drains its receive buffer so slowly that it frees no block within
+// the run: the switch's VL to h0 is blocked once 15 packets (15 x 65 of its
+// 1024 blocks) have left. Packet 16 is at the head of that queue from its
+// arrival (store-and-forward: h1 sends back to back, the first packet 4138
+// wire bytes with its RETH, the rest 4122; then the cable's 100 ns and the
+// switch's latency); it is discarded one lifetime later, and every later
+// head one lifetime after the one before (h1 always has the next there).
+TEST_CASE("InfiniBand head-of-queue lifetime: a blocked VL discards its head every lifetime",
+          "[scenario][infiniband]") {
+  const Scenario sc = load_scenario_text(R"({
+    "fabric": {"transport": "infiniband", "mtu": 4096,
+               "link": {"rate": "EDR", "delay": "100ns"},
+               "infiniband": {"leaf_head_of_queue_lifetime": 0},
+               "nic": {"rx_drain_rate": "1Mbps", "rx_buffer": "1MiB"}},
+    "topology": {"kind": "star", "hosts": 2},
+    "traffic": [{"kind": "flow", "src": "h1", "dst": "h0", "size": "4MiB"}]
+  })",
+                                         "ib_hoq");
+  ScenarioSim s(sc);
+  auto [sw, to_h0] = s.port_to_host(0);
+  s.sim.setup();
+  const Time byte = Time::ps(80);  // at 100 Gb/s
+  const Time lifetime = Time::ps(4'096'000);
+  const Time head = (4138 + 15 * 4122) * byte + Time::ns(100) + sc.fabric.sw.latency;
+  for (uint64_t k = 1; k <= 5; ++k) {
+    const Time t = head + static_cast<int64_t>(k) * lifetime;
+    s.sim.run(t - Time::ps(1));
+    INFO("discard " << k);
+    CHECK(sw->counters().hoq_discards == k - 1);
+    s.sim.run(t);
+    CHECK(sw->counters().hoq_discards == k);
+  }
+  // Counted per port and VL, on the port to h0 only.
+  CHECK(sw->queue_counters(to_h0, sc.fabric.nic.data_priority).hoq_discards == 5);
+  CHECK(sw->queue_counters(1 - to_h0, sc.fabric.nic.data_priority).hoq_discards == 0);
+  // The ports facing switches keep OpenSM's default, 0x12: 4.096 us x 2^18.
+  CHECK(hoq_lifetime(0x12) == Time::ps(4'096'000) * (int64_t{1} << 18));
+  CHECK(hoq_lifetime(20).is_infinite());
+}
