@@ -105,11 +105,12 @@ class Collective : public Workload, public CompletionHandler {
     return {conns_[i].qs[q], conns_[i].qr[q]};
   }
   // For the end-of-run invariant checks (sim/scenario/invariant_checks.h):
-  // connection i's hosts and QPNs, and whether what its ends posted has
-  // arrived (elements at the receiver, FIFO entries at the sender).
+  // connection i's hosts and QPNs (one pair per QP of the connection), and
+  // whether what its ends posted has arrived (elements at the receiver, FIFO
+  // entries at the sender).
   struct ConnectionEnds {
     uint32_t sender_host = 0, receiver_host = 0;
-    uint32_t qs = 0, qr = 0;
+    std::vector<uint32_t> qs, qr;
     bool data_arrived = false;
     bool offers_arrived = false;
   };

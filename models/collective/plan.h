@@ -13,8 +13,10 @@
 //     forwards to two children), and its slot is freed once all of them
 //     are posted. An element without consumers frees its slot as soon as
 //     it is reduced.
-//  3. Dependencies point from later to earlier steps, so the graph is
-//     acyclic; `step` is the algorithm's step the element belongs to.
+//  3. The graph is acyclic: in a ring, dependencies point from later to
+//     earlier steps; in a tree, up the tree's edges toward the root, then
+//     down them away from it. `step` is the algorithm's step the element
+//     belongs to.
 #pragma once
 
 #include <array>

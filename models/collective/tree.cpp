@@ -1,6 +1,7 @@
 #include "models/collective/tree.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 
 namespace rdmasim {
@@ -74,7 +75,11 @@ CollectivePlan tree_plan(uint32_t n, int64_t bytes, uint32_t channels, int64_t s
   assert(n >= 2 && channels >= 1 && bytes > 0 && bytes % (int64_t{4} * channels) == 0);
   const std::array<Tree, 2> trees = double_binary_tree(n);
   const uint32_t tree_channels = 2 * channels;
-  const int64_t chunk = tree_chunk_bytes(bytes, tree_channels, tree_depth(trees[0]), slot_bytes);
+  // NCCL's depth for the chunk rule is nRanks/nNodes - 1 + log2i(nNodes)
+  // (connectTrees): floor(log2 n) with one GPU per host, which is not the
+  // tree's own depth when n is not a power of two.
+  const int64_t chunk = tree_chunk_bytes(bytes, tree_channels,
+                                         static_cast<uint32_t>(std::bit_width(n) - 1), slot_bytes);
   CollectivePlan p;
   p.ranks = n;
   p.steps = 2;

@@ -1,6 +1,7 @@
 #include "sim/scenario/host_set.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace rdmasim {
@@ -303,7 +304,15 @@ std::vector<uint32_t> read_host_set(JsonReader& r, const std::string& key, const
     r.fail(key, "missing", "a host set: " + std::string(kForms));
   }
   const json v = r.raw_or_default(key);
-  std::vector<uint32_t> hosts = parse_host_set(v, r.path_of(key), t, rules, rng);
+  // Draws come from a stream of the key's own, seeded from the item's stream
+  // without advancing it: the resolved scenario (the drawn hosts as a list,
+  // which draws nothing) then leaves the item's other draws where they were.
+  std::optional<RngStream> own;
+  if (rng != nullptr) {
+    RngStream peek = *rng;
+    own.emplace(peek.next_u64(), key);
+  }
+  std::vector<uint32_t> hosts = parse_host_set(v, r.path_of(key), t, rules, own ? &*own : nullptr);
   if ((v.is_string() && v == "all") || v.is_number_integer()) {
     r.resolve(key, v);
   } else {

@@ -77,19 +77,21 @@ std::vector<QpEnd> gather_qp_ends(const Fabric& fabric, const FlowGenerator& tra
     const bool failed = c->failed() > 0;
     for (uint32_t i = 0; i < c->connections(); ++i) {
       const Collective::ConnectionEnds e = c->connection_ends(i);
-      for (const bool sender : {true, false}) {
-        const uint32_t host = sender ? e.sender_host : e.receiver_host;
-        const uint32_t qpn = sender ? e.qs : e.qr;
-        const QueuePair& qp = fabric.nics[host]->qp(qpn);
-        QpEnd q;
-        q.where = "collective " + c->name() + " connection " + std::to_string(i) +
-                  (sender ? " sender" : " receiver") + " host " + std::to_string(host) + " QP " +
-                  std::to_string(qpn);
-        q.error = qp.error;
-        q.open = qp.has_new_data() ||
-                 (qp.outstanding() && !(sender ? e.data_arrived : e.offers_arrived));
-        q.reported = failed;
-        out.push_back(q);
+      for (size_t k = 0; k < e.qs.size(); ++k) {
+        for (const bool sender : {true, false}) {
+          const uint32_t host = sender ? e.sender_host : e.receiver_host;
+          const uint32_t qpn = sender ? e.qs[k] : e.qr[k];
+          const QueuePair& qp = fabric.nics[host]->qp(qpn);
+          QpEnd q;
+          q.where = "collective " + c->name() + " connection " + std::to_string(i) +
+                    (sender ? " sender" : " receiver") + " host " + std::to_string(host) + " QP " +
+                    std::to_string(qpn);
+          q.error = qp.error;
+          q.open = qp.has_new_data() ||
+                   (qp.outstanding() && !(sender ? e.data_arrived : e.offers_arrived));
+          q.reported = failed;
+          out.push_back(q);
+        }
       }
     }
   }
@@ -138,18 +140,20 @@ std::vector<FlowBytes> gather_flow_bytes(const Fabric& fabric, const FlowGenerat
   for (const Collective* c : collectives) {
     for (uint32_t i = 0; i < c->connections(); ++i) {
       const Collective::ConnectionEnds e = c->connection_ends(i);
-      const std::pair<uint32_t, uint32_t> s{e.sender_host, e.qs}, r{e.receiver_host, e.qr};
-      for (const auto& [from, to] : {std::make_pair(s, r), std::make_pair(r, s)}) {
-        const uint64_t key = LossLedger::key(from.first, from.second);
-        FlowBytes f;
-        f.where = "collective " + c->name() + " connection " + std::to_string(i) + ", host " +
-                  std::to_string(from.first) + " QP " + std::to_string(from.second) + " to host " +
-                  std::to_string(to.first) + " QP " + std::to_string(to.second);
-        f.sent = fabric.nics[from.first]->wire_payload(from.second).sent;
-        f.delivered = fabric.nics[to.first]->wire_payload(to.second).received;
-        f.in_flight = at(in_flight, key);
-        f.dropped = at(dropped, key);
-        out.push_back(f);
+      for (size_t k = 0; k < e.qs.size(); ++k) {
+        const std::pair<uint32_t, uint32_t> s{e.sender_host, e.qs[k]}, r{e.receiver_host, e.qr[k]};
+        for (const auto& [from, to] : {std::make_pair(s, r), std::make_pair(r, s)}) {
+          const uint64_t key = LossLedger::key(from.first, from.second);
+          FlowBytes f;
+          f.where = "collective " + c->name() + " connection " + std::to_string(i) + ", host " +
+                    std::to_string(from.first) + " QP " + std::to_string(from.second) +
+                    " to host " + std::to_string(to.first) + " QP " + std::to_string(to.second);
+          f.sent = fabric.nics[from.first]->wire_payload(from.second).sent;
+          f.delivered = fabric.nics[to.first]->wire_payload(to.second).received;
+          f.in_flight = at(in_flight, key);
+          f.dropped = at(dropped, key);
+          out.push_back(f);
+        }
       }
     }
   }

@@ -157,10 +157,30 @@ TEST_CASE("host sets: a draw does not depend on the other traffic items", "[quic
   CHECK(a == b);
   CHECK(a.size() == 4);
   for (uint32_t h : a) CHECK((h >= 8 && h <= 15));
-  // The item's stream is traffic[1]'s, as for flows.
-  RngStream rng(3, "traffic[1]");
+  // The key's own stream, seeded by the first value of traffic[1]'s (the
+  // item's stream, as for flows) without advancing it.
+  RngStream item(3, "traffic[1]");
+  RngStream rng(item.next_u64(), "ranks");
   const Topology t = k4();
   CHECK(a == set(t, R"({"count": 4, "of": {"pod": [2, 3]}})", {}, &rng));
+}
+
+TEST_CASE("host sets: the resolved scenario of a drawn set reproduces the item's other draws",
+          "[quick][host_set]") {
+  // The resolved scenario holds the drawn senders as a list, which draws
+  // nothing: the jitter drawn after the set must be the same either way.
+  const Scenario drawn = load_scenario_text(
+      R"({"name": "t", "seed": 5, "topology": {"kind": "fat_tree", "k": 4}, "traffic": [
+          {"kind": "incast", "dst": 0, "size": 1, "jitter": "10us", "senders": {"count": 5}}]})",
+      "t", {});
+  const Scenario again = load_scenario_text(drawn.resolved_json, "t", {});
+  REQUIRE(drawn.flows.size() == 5);
+  REQUIRE(again.flows.size() == 5);
+  for (size_t i = 0; i < 5; ++i) {
+    CHECK(again.flows[i].src == drawn.flows[i].src);
+    CHECK(again.flows[i].start == drawn.flows[i].start);
+  }
+  CHECK(again.resolved_json == drawn.resolved_json);
 }
 
 TEST_CASE("host sets: bad sets name the path, the value and what was expected",

@@ -148,3 +148,38 @@ TEST_CASE("a collective run with --check passes its end-of-run checks", "[quick]
   CHECK(r.result.status == RunStatus::kComplete);
   CHECK(r.result.invariant.empty());
 }
+
+TEST_CASE("qp_end_state and flow_bytes cover every QP of a tree's connections",
+          "[quick][invariants]") {
+  // A double binary tree on four hosts with three QPs per connection: every
+  // QP pair is checked (2 directions x 3 QPs per connection), and the
+  // elements delivered over all of them add up to the collective's bytes.
+  const Scenario sc = load_scenario_text(R"({
+    "topology": {"kind": "star", "hosts": 4},
+    "traffic": [{"kind": "collective", "op": "all_reduce", "algorithm": "tree", "size": "256KiB",
+                 "qps_per_connection": 3, "nccl_buffsize": "64KiB"}]
+  })",
+                                         "tree");
+  testing::ScenarioSim s(sc);
+  REQUIRE(s.collectives.size() == 1);
+  const Collective& c = *s.collectives[0];
+  s.sim.setup();
+  s.sim.run(sc.stop.time);
+  REQUIRE(c.completed() == 1);
+  Fabric fabric;
+  fabric.nics = s.nics;
+  fabric.switches = s.switches;
+  fabric.cables = s.cables;
+  const std::vector<QpEnd> qps = gather_qp_ends(fabric, *s.traffic, s.collectives);
+  const std::vector<FlowBytes> bytes = gather_flow_bytes(fabric, *s.traffic, s.collectives);
+  REQUIRE(qps.size() == 2 * 3 * c.connections());
+  REQUIRE(bytes.size() == 2 * 3 * c.connections());
+  CHECK_NOTHROW(check_qp_end_states(RunStatus::kComplete, qps, s.sim.now()));
+  CHECK_NOTHROW(check_flow_bytes(bytes, s.sim.now()));
+  int64_t elements = 0;
+  for (size_t i = 0; i < bytes.size(); i += 2) elements += bytes[i].delivered;
+  // Each tree carries S/2 up every one of its n - 1 edges and S/2 down:
+  // 2 trees x (n - 1) x S = 6 S for n = 4.
+  CHECK(elements == 6 * 256 * 1024);
+  CHECK(elements == c.bytes_total());
+}
