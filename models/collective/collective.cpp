@@ -62,6 +62,9 @@ Collective::Collective(Simulation& sim, std::string name, CollectiveSpec spec,
   }
   rank_.resize(n);
   for (uint32_t r = 0; r < n; ++r) rank_[r].host = spec_.ranks[r];
+  for (const PlanConnection& pc : plan_.conns)
+    plan_channels_ = std::max(plan_channels_, pc.channel + 1);
+  reduce_free_.assign(size_t{n} * plan_channels_, Time::zero());
   first_qpn_.assign(nics_.size(), 0);
   ends_.resize(nics_.size());
   conns_.resize(plan_.conns.size());
@@ -196,10 +199,11 @@ void Collective::on_receive_completion(uint32_t host, const Completion& c) {
     got = 0;
     Time t = now;
     if (pe.reduce && spec_.reduce_rate.in_bps() > 0) {
-      t = std::max(now, k.reduce_free) +
+      Time& busy = reduce_free_[size_t{pc.receiver} * plan_channels_ + pc.channel];
+      t = std::max(now, busy) +
           Time::ps(static_cast<int64_t>((static_cast<__int128>(pe.bytes) * 8 * 1'000'000'000'000) /
                                         spec_.reduce_rate.in_bps()));
-      k.reduce_free = t;
+      busy = t;
     }
     k.ready_at[e] = t;
     ++k.arrived;
@@ -254,7 +258,7 @@ void Collective::begin_iteration(uint32_t rank) {
   for (const uint32_t x : rs.in) {
     Conn& k = conns_[x];
     rs.pending += k.elems;
-    k.reduce_free = now;
+    reduce_free_[size_t{rank} * plan_channels_ + plan_.conns[x].channel] = now;
     // Offer the first NCCL_STEPS slots.
     const uint64_t base = uint64_t{rs.iter} * k.elems;
     for (uint64_t g = base; g < base + std::min<uint64_t>(spec_.steps, k.elems); ++g) offer(x, g);

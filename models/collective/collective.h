@@ -155,7 +155,6 @@ class Collective : public Workload, public CompletionHandler {
     uint64_t arrived = 0;
     uint64_t ready = 0;  // reduced, usable
     uint64_t freed = 0;
-    Time reduce_free;            // the receiver's reduction of this connection is busy until then
     std::vector<Time> ready_at;  // per element of the current iteration
     std::vector<uint8_t> used;   // per element: uses so far, its slot not yet freed
     // Parts (one per QP) of the elements in flight, by element % NCCL_STEPS
@@ -192,6 +191,11 @@ class Collective : public Workload, public CompletionHandler {
   CollectivePlan plan_;
   std::vector<RdmaNic*> nics_;
   std::vector<Conn> conns_;
+  // Per (receiving rank, plan channel), rank x channels + channel: its
+  // reduction is busy until then. One per channel, not per connection: a
+  // tree node reduces its two children's chunks one after another.
+  std::vector<Time> reduce_free_;
+  uint32_t plan_channels_ = 1;
   std::vector<RankState> rank_;
   std::vector<RankIteration> iters_;
   std::vector<StepRecord> steps_;

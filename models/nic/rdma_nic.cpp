@@ -295,7 +295,7 @@ void RdmaNic::receive(uint32_t port_index, PacketHandle p) {
   }
   const Bytes bytes(HeaderSet(p->headers).frame_bytes(p->payload_bytes));
   if ((p->flags & kFlagPauseIgnored) != 0) [[unlikely]]
-    ps.pause_ignored_at = ctx().now();
+    ps.pause_ignored_at[prio] = ctx().now();
   if (!ps.rx.admit(p, bytes, ctx().now())) {
     ++counters_.rx_buffer_drops;
     ps.fc.on_passed(prio, wire);
@@ -318,7 +318,8 @@ void RdmaNic::lossless_drop(uint32_t port_index, const Packet& p, Bytes bytes) {
     ++counters_.lossless_drops_headroom_below_automatic;
     return;
   }
-  if (!ps.pause_ignored_at.is_infinite() && now - ps.pause_ignored_at <= ps.pause_ignored_span) {
+  const Time ignored = ps.pause_ignored_at[prio];
+  if (!ignored.is_infinite() && now - ignored <= ps.pause_ignored_span) {
     ++counters_.lossless_drops_watchdog_forward;
     return;
   }

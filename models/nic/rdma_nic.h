@@ -289,10 +289,16 @@ class RdmaNic : public Node, private ControlSink {
     IndexedEvent<RdmaNic, &RdmaNic::on_drain> drain;
     // lossless_drop: the automatic headroom of the port (the bytes that may
     // still come once a pause is sent), how long it takes to fill at line
-    // rate, and when a frame sent ignoring a pause last came in.
+    // rate, and per priority when a frame sent ignoring a pause last came in
+    // (a storm forwarded on one priority excuses no drop on another).
     Bytes auto_headroom;
     Time pause_ignored_span;
-    Time pause_ignored_at = Time::infinite();
+    std::array<Time, kEthernetPriorities> pause_ignored_at = infinite_times();
+    static std::array<Time, kEthernetPriorities> infinite_times() {
+      std::array<Time, kEthernetPriorities> a;
+      a.fill(Time::infinite());
+      return a;
+    }
   };
   // A frame of a lossless priority the receive buffer dropped: counted if
   // expected, else (with checks on) an InvariantViolation.

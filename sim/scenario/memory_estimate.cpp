@@ -107,20 +107,24 @@ MemoryEstimate estimate_memory(const Scenario& sc, int64_t loaded_bytes) {
   const uint64_t flows = sc.flows.size();
   e.parts.push_back(
       {"flows", static_cast<int64_t>(flows) * kPerFlow, times(flows, kPerFlow, "flows")});
-  // Collectives: a QP pair per connection (ring: n x channels), and per
-  // element of the plan its record and time; per iteration, rank and step
-  // a record, kept and reported (models/collective/collective.h).
+  // Collectives: qps_per_connection QP pairs per connection (ring: n x
+  // channels; double binary tree: 2 trees x (n - 1) edges x up and down x
+  // channels), and per element of the plan its record and time; per
+  // iteration, rank and step a record, kept and reported
+  // (models/collective/collective.h).
   int64_t coll_bytes = 0;
   uint64_t coll_elems = 0, coll_steps = 0;
   for (const CollectiveSpec& c : sc.collectives) {
     const uint64_t n = c.ranks.size();
-    const uint64_t conns = n * c.channels;
-    pairs += conns;
-    if (c.cc) cc_pairs += conns;
-    const uint64_t steps = c.op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
-    const int64_t chunk = c.bytes / static_cast<int64_t>(n * c.channels);
-    const auto slots = static_cast<uint64_t>((chunk + c.slot_bytes() - 1) / c.slot_bytes());
-    coll_elems += conns * steps * slots;
+    const bool tree = c.algorithm == CollectiveAlgorithm::kTree;
+    const uint64_t conns = tree ? 4 * (n - 1) * c.channels : n * c.channels;
+    pairs += conns * c.qps;
+    if (c.cc) cc_pairs += conns * c.qps;
+    const uint64_t steps = tree ? 2 : c.op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
+    // Bytes a connection carries per step: a ring's chunk, a tree's half.
+    const int64_t per_step = c.bytes / static_cast<int64_t>(tree ? 2 * c.channels : n * c.channels);
+    const auto slots = static_cast<uint64_t>((per_step + c.slot_bytes() - 1) / c.slot_bytes());
+    coll_elems += conns * (tree ? 1 : steps) * slots;
     coll_steps += uint64_t{c.iterations} * n * steps;
   }
   constexpr int64_t kPerElement = 48;   // PlanElement and its ready time
@@ -172,6 +176,12 @@ MemoryEstimate estimate_memory(const Scenario& sc, int64_t loaded_bytes) {
   // flight, all at once from its start, beside the flows' peak.
   for (const CollectiveSpec& c : sc.collectives) {
     const uint64_t n = c.ranks.size();
+    if (c.algorithm == CollectiveAlgorithm::kTree) {
+      const int64_t half = c.bytes / static_cast<int64_t>(2 * c.channels);
+      sendable += static_cast<__int128>(std::min<int64_t>(half, c.buffsize)) *
+                  static_cast<__int128>(4 * (n - 1) * c.channels);
+      continue;
+    }
     const int64_t chunk = c.bytes / static_cast<int64_t>(n * c.channels);
     const int64_t per_conn = std::min<int64_t>(
         chunk * (c.op == CollectiveOp::kAllReduce ? 2 : 1) * static_cast<int64_t>(n - 1),

@@ -325,6 +325,28 @@ TEST_CASE("tree AllReduce: bytes per rank, one completion per iteration, same on
   check_same_as_first(runs);
 }
 
+TEST_CASE("tree AllReduce: a node reduces its two children's chunks one after another",
+          "[quick][scenario][collective]") {
+  // Five ranks: in tree 0 rank 2 has the children 1 and 3 (trees.cc, as
+  // above). Each child sends it its reduced half S/2 of the tree's data, so
+  // rank 2's reduction takes in S bytes; at reduce_rate R, one after another
+  // on its channel, that is 8 S / R at least, far above the links' 100 Gb/s.
+  // Reducing the two children at once (twice R) would end in about half.
+  const int64_t size = 2400000;
+  const Scenario sc = load_scenario_text(
+      star(6, "1us",
+           R"({"kind": "collective", "op": "all_reduce", "algorithm": "tree", "size": )" +
+               std::to_string(size) + R"(, "ranks": ["h1", "h2", 3, "h4", "h5"],
+                 "reduce_rate": "10Gbps", "nccl_buffsize": "256KiB"})"),
+      "tree-reduce");
+  const RunResult r = run_scenario(sc, {});
+  REQUIRE(r.status == RunStatus::kComplete);
+  const CollectiveResult& c = r.collectives.at(0);
+  REQUIRE(c.iters.size() == 1);
+  const Time bound = Time::ps(8 * size * 100);  // 8 S / 10 Gb/s: 100 ps per bit
+  CHECK(c.iters[0].end - c.iters[0].start >= bound);
+}
+
 TEST_CASE(
     "QPs per connection: each element split over the QPs as NCCL splits a transfer, one UDP "
     "source port per QP",
