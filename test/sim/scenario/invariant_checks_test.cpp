@@ -88,6 +88,23 @@ TEST_CASE("flow_bytes: a lossy incast's drops and retransmissions balance, flow 
   CHECK(s.switches[0]->drops(DropReason::kEgressLimit) > 0);
 }
 
+namespace {
+
+// Runs the scenario's one collective to its end; the fabric the end-of-run
+// checks gather from.
+Fabric run_collective(testing::ScenarioSim& s, const Scenario& sc) {
+  s.sim.setup();
+  s.sim.run(sc.stop.time);
+  REQUIRE(s.collectives.at(0)->completed() == 1);
+  Fabric fabric;
+  fabric.nics = s.nics;
+  fabric.switches = s.switches;
+  fabric.cables = s.cables;
+  return fabric;
+}
+
+}  // namespace
+
 TEST_CASE("qp_end_state and flow_bytes cover a collective's QPs", "[quick][invariants]") {
   // A ring AllReduce on four hosts: 4 ranks x 1 channel = 4 connections,
   // each a QP pair carrying elements one way and FIFO entries the other.
@@ -100,13 +117,7 @@ TEST_CASE("qp_end_state and flow_bytes cover a collective's QPs", "[quick][invar
   testing::ScenarioSim s(sc);
   REQUIRE(s.collectives.size() == 1);
   const Collective& c = *s.collectives[0];
-  s.sim.setup();
-  s.sim.run(sc.stop.time);
-  REQUIRE(c.completed() == 1);
-  Fabric fabric;
-  fabric.nics = s.nics;
-  fabric.switches = s.switches;
-  fabric.cables = s.cables;
+  const Fabric fabric = run_collective(s, sc);
   std::vector<QpEnd> qps = gather_qp_ends(fabric, *s.traffic, s.collectives);
   std::vector<FlowBytes> bytes = gather_flow_bytes(fabric, *s.traffic, s.collectives);
   REQUIRE(qps.size() == 2 * c.connections());
@@ -163,13 +174,7 @@ TEST_CASE("qp_end_state and flow_bytes cover every QP of a tree's connections",
   testing::ScenarioSim s(sc);
   REQUIRE(s.collectives.size() == 1);
   const Collective& c = *s.collectives[0];
-  s.sim.setup();
-  s.sim.run(sc.stop.time);
-  REQUIRE(c.completed() == 1);
-  Fabric fabric;
-  fabric.nics = s.nics;
-  fabric.switches = s.switches;
-  fabric.cables = s.cables;
+  const Fabric fabric = run_collective(s, sc);
   const std::vector<QpEnd> qps = gather_qp_ends(fabric, *s.traffic, s.collectives);
   const std::vector<FlowBytes> bytes = gather_flow_bytes(fabric, *s.traffic, s.collectives);
   REQUIRE(qps.size() == 2 * 3 * c.connections());
