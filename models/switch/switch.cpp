@@ -524,12 +524,7 @@ void Switch::on_hoq_timer() {
     for (uint8_t pr = 0; pr < lanes_; ++pr) {
       if (pt.queues.empty(pr)) continue;
       if (now - pt.head_since[pr] >= pt.hoq_lifetime) {
-        PacketHandle p = pt.queues.take(pr);
-        hot_.mmu->release(p->ingress_port, p->ingress_priority, i, pr, p->accounted);
-        const uint32_t in = p->ingress_port;
-        const uint8_t in_prio = p->ingress_priority;
-        hot_.ports[in].fc.on_departure(in_prio, p->wire_bytes,
-                                       [&] { return hot_.mmu->xon_due(in, in_prio); });
+        PacketHandle p = take_and_release(i, pr);
         ++pt.events[pr].hoq_discards;
         ++counters_.hoq_discards;
         if (losses_) losses_->add(*p);
@@ -541,6 +536,18 @@ void Switch::on_hoq_timer() {
     if (discarded) port(i).wake();  // the new head may fit the credits
   }
   if (!next.is_infinite()) ctx().schedule(hoq_timer_, next);
+}
+
+// A queued packet taken out without being sent (discarded or dropped): its
+// buffer released and its ingress lane told, as when a packet leaves.
+PacketHandle Switch::take_and_release(uint32_t port, uint8_t prio) {
+  PacketHandle p = ports_[port].queues.take(prio);
+  hot_.mmu->release(p->ingress_port, p->ingress_priority, port, prio, p->accounted);
+  const uint32_t in = p->ingress_port;
+  const uint8_t in_prio = p->ingress_priority;
+  hot_.ports[in].fc.on_departure(in_prio, p->wire_bytes,
+                                 [&] { return hot_.mmu->xon_due(in, in_prio); });
+  return p;
 }
 
 void Switch::on_watchdog() {
@@ -557,13 +564,7 @@ void Switch::on_watchdog() {
       ++pt.events[pr].watchdog_triggers;
       if (cfg_.watchdog.action == WatchdogAction::kDrop) {
         while (!pt.queues.empty(pr)) {
-          PacketHandle p = pt.queues.take(pr);
-          hot_.mmu->release(p->ingress_port, p->ingress_priority, i, pr, p->accounted);
-          const uint32_t in = p->ingress_port;
-          const uint8_t in_prio = p->ingress_priority;
-          hot_.ports[in].fc.on_departure(in_prio, p->wire_bytes,
-                                         [&] { return hot_.mmu->xon_due(in, in_prio); });
-          drop(std::move(p), i, pr, DropReason::kWatchdog);
+          drop(take_and_release(i, pr), i, pr, DropReason::kWatchdog);
         }
       } else {
         port(i).wake();

@@ -208,6 +208,8 @@ class Switch : public Node, private ControlSink {
   // if the port's headroom is below the automatic value, else a violation
   // (with checks on).
   [[gnu::cold]] void lossless_drop(uint32_t in_port, uint8_t in_prio, const Packet& p);
+  // A queued packet taken out unsent: buffer released, ingress lane told.
+  PacketHandle take_and_release(uint32_t port, uint8_t prio);
   // A frame sent ignoring a pause came in at (port, prio).
   [[gnu::cold]] void note_pause_ignored(uint32_t port, uint8_t prio, Packet& p);
 
