@@ -15,6 +15,8 @@ const char* to_string(HostGroupKind k) {
       return "rail";
     case HostGroupKind::kSu:
       return "su";
+    case HostGroupKind::kNode:
+      return "node";
     case HostGroupKind::kCount:
       break;
   }

@@ -22,9 +22,11 @@
 
 namespace rdmasim {
 
-enum class HostGroupKind : uint8_t { kLeaf, kPod, kRail, kSu, kCount };
+// kNode: the GPUs of one server (rail_optimized), the unit NCCL keeps inside
+// NVLink.
+enum class HostGroupKind : uint8_t { kLeaf, kPod, kRail, kSu, kNode, kCount };
 
-// The kind's key in a host set ("leaf", "pod", "rail", "su").
+// The kind's key in a host set ("leaf", "pod", "rail", "su", "node").
 const char* to_string(HostGroupKind k);
 std::optional<HostGroupKind> host_group_kind(std::string_view key);
 

@@ -152,11 +152,14 @@ TopologyInfo build_rail_optimized(const RailOptimizedConfig& c, Topology& t) {
   // NIC port, and the GPUs. Leaf ports follow slot order.
   const uint32_t share = G / R;  // GPUs per NIC port
   // Host groups: rail r across every SU; the leaf of SU s, rail r is leaf
-  // s * R + r (its planes counted once); the UFM is in none.
+  // s * R + r (its planes counted once); server n of SU s is node s * N + n
+  // (the UFM takes the last slot, so the numbers stay consecutive); the UFM is
+  // in none.
   HostGroups& groups = t.host_groups();
   groups.declare(HostGroupKind::kRail, R);
   groups.declare(HostGroupKind::kSu, c.sus);
   groups.declare(HostGroupKind::kLeaf, c.sus * R);
+  groups.declare(HostGroupKind::kNode, c.sus * N - (c.ufm ? 1 : 0));
   uint64_t gpus = 0;
   for (uint32_t s = 0; s < c.sus; ++s) {
     for (uint32_t n = 0; n < N; ++n) {
@@ -186,6 +189,7 @@ TopologyInfo build_rail_optimized(const RailOptimizedConfig& c, Topology& t) {
         groups.assign(HostGroupKind::kRail, g / share, index);
         groups.assign(HostGroupKind::kSu, s, index);
         groups.assign(HostGroupKind::kLeaf, s * R + g / share, index);
+        groups.assign(HostGroupKind::kNode, s * N + n, index);
         ++gpus;
         // A GPU's ports: its NIC port(s) first, one per plane, then NVLink.
         if (share == 1) {

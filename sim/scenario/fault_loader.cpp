@@ -1,6 +1,7 @@
 // Reads scenario key `faults` (docs/faults.md): links and nodes going down
 // and up, bit errors, PFC storms. Keys, defaults and ranges:
 // scenario_params.cpp.
+#include "sim/scenario/host_set.h"
 #include "sim/scenario/loader_parts.h"
 
 namespace rdmasim {
@@ -64,11 +65,18 @@ void read_faults(std::vector<JsonReader> items, const Topology& t, std::vector<F
         f.ber = r.number("ber");
         break;
       case FaultKind::kPfcStorm: {
-        const uint32_t n = node_ref(r, "host", t);
-        if (t.node(n).kind != NodeKind::kHost)
-          r.fail("host", "\"" + t.node(n).name + "\" is a switch",
-                 "a host (a NIC sends the storm)");
-        f.hosts.push_back(t.node(n).host_index);
+        if (r.has("host") == r.has("hosts")) {
+          r.fail(r.has("host") ? "hosts" : "host", r.has("host") ? "given with host" : "missing",
+                 "exactly one of host (one host) and hosts (a host set)");
+        }
+        if (r.has("hosts")) {
+          f.hosts = read_host_set(r, "hosts", t, HostSetRules::at_least(1), nullptr);
+        } else {
+          const json* v = r.raw("host");
+          const uint32_t h = parse_host(*v, r.path_of("host"), t);
+          r.resolve("host", t.node(t.hosts()[h]).name);
+          f.hosts.push_back(h);
+        }
         f.priority = static_cast<uint8_t>(r.integer("priority"));
         read_window(r, f);
         break;

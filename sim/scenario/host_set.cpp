@@ -13,12 +13,13 @@ std::string host_name(const Topology& t, uint32_t host) { return t.node(t.hosts(
 
 constexpr const char* kForms =
     "\"all\", a count, a list of hosts, or an object: {\"range\": [a, b]}, {\"leaf\": n}, "
-    "{\"rail\": n}, {\"su\": n}, {\"pod\": n}, {\"union\": [...]} or {\"of\": ..., \"except\": "
+    "{\"rail\": n}, {\"su\": n}, {\"pod\": n}, {\"node\": n}, {\"union\": [...]} or {\"of\": ..., "
+    "\"except\": "
     "..., \"count\": n}";
 
 const std::vector<std::string>& object_keys() {
-  static const std::vector<std::string> keys = {"count", "except", "leaf", "of",   "pod",
-                                                "rail",  "range",  "su",   "union"};
+  static const std::vector<std::string> keys = {"count", "except", "leaf",  "node", "of",
+                                                "pod",   "rail",   "range", "su",   "union"};
   return keys;
 }
 
@@ -119,7 +120,8 @@ class Evaluator {
         if (auto near = nearest_key(key, object_keys())) {
           problem += " (did you mean \"" + *near + "\"?)";
         } else {
-          problem += " (expected one of: count, except, leaf, of, pod, rail, range, su, union)";
+          problem +=
+              " (expected one of: count, except, leaf, node, of, pod, rail, range, su, union)";
         }
         throw ScenarioError(path + "." + key + ": " + problem);
       }
@@ -346,6 +348,8 @@ json host_set_schema() {
   forms.push_back(single("rail", group, "the hosts of a rail, or of rails [first, last]"));
   forms.push_back(single("su", group, "the hosts of a scalable unit, or of SUs [first, last]"));
   forms.push_back(single("pod", group, "the hosts of a pod, or of pods [first, last]"));
+  forms.push_back(
+      single("node", group, "the GPUs of a server, or of servers [first, last] (rail_optimized)"));
   forms.push_back(single("union", {{"type", "array"}, {"items", ref}}, "disjoint sets, in order"));
   forms.push_back(
       {{"type", "object"},

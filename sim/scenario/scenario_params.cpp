@@ -123,7 +123,18 @@ const ParamTable& bit_errors_params() {
 const ParamTable& pfc_storm_params() {
   static const ParamTable t = [] {
     ParamTable f("faults.pfc_storm", "a NIC keeps its neighbour paused");
-    f.add("host", ParamKind::kString).doc("the host whose NIC storms (its name)");
+    f.add("host", ParamKind::kCustom)
+        .takes(
+            "host",
+            R"({"anyOf": [{"type": "string", "minLength": 1}, {"type": "integer", "minimum": 0}]})")
+        .optional("`hosts` names them")
+        .doc("the host whose NIC storms: its name or host index");
+    f.add("hosts", ParamKind::kCustom)
+        .takes("host set", R"({"$ref": "#/$defs/host_set"})")
+        .optional("`host` names it")
+        .doc(
+            "several storming hosts at once, a host set (docs/traffic.md#host-sets); exactly one "
+            "of `host` and `hosts`");
     f.add("priority", ParamKind::kInt).range(0, 7).def(int64_t{3}).doc("the paused priority");
     add_window(f);
     return f;

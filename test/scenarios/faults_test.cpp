@@ -1,6 +1,8 @@
 // Faults: links going down and coming back, rerouting after reconvergence,
 // QPs ending in error when a destination stays unreachable, PFC storms and
 // the watchdog that contains them.
+#include <nlohmann/json.hpp>
+
 #include "test/support/catch_units.h"
 #include "test/support/run_helpers.h"
 
@@ -101,6 +103,34 @@ TEST_CASE("a PFC storm spreads by head-of-line blocking; the watchdog contains i
     }
     CHECK(watchdog_drops > 0);
   }
+}
+
+TEST_CASE("a PFC storm from a host set: each storming host holds back the flow into it",
+          "[faults]") {
+  // h0 -> h1 and h2 -> h3 share no port; h1 and h3 storm from 100 us. A flow
+  // of 20 MB needs 1.6 ms at 100 Gb/s, so by 5 ms it is done unless held.
+  const auto run = [](const char* storm) {
+    const std::string json = std::string(R"({
+      "fabric": {"link": {"rate": "100Gbps", "delay": "1us"}},
+      "topology": {"kind": "star", "hosts": 4},
+      "traffic": [{"kind": "flow", "src": "h0", "dst": "h1", "size": "20MB"},
+                  {"kind": "flow", "src": "h2", "dst": "h3", "size": "20MB"}],
+      "faults": [{"kind": "pfc_storm", )") +
+                             storm + R"(, "priority": 3, "at": "100us"}],
+      "stop": {"time": "5ms"}
+    })";
+    return run_text(json);
+  };
+  const Ran both = run(R"("hosts": {"of": {"range": [1, 3]}, "except": [2]})");
+  CHECK_FALSE(both.result.flows[0].done);
+  CHECK_FALSE(both.result.flows[1].done);
+  // The resolved scenario names who stormed.
+  CHECK(nlohmann::json::parse(both.scenario.resolved_json)["faults"][0]["hosts"] ==
+        nlohmann::json{"h1", "h3"});
+  const Ran one = run(R"("host": 3)");  // a host index, as everywhere a host is named
+  CHECK(one.result.flows[0].done);
+  CHECK_FALSE(one.result.flows[1].done);
+  CHECK(nlohmann::json::parse(one.scenario.resolved_json)["faults"][0]["host"] == "h3");
 }
 
 TEST_CASE("a switch-to-switch storm under the forward watchdog: its lossless drops are counted",

@@ -44,8 +44,9 @@ TEST_CASE("host groups: a k=4 fat-tree numbers its leaves across pods",
   CHECK(t.node(t.hosts()[10]).name == "pod2.leaf1.h0");
 }
 
-TEST_CASE("host groups: a rail-optimized fabric has rails, SUs and leaves; the UFM is in none",
-          "[quick][topology][host_set]") {
+TEST_CASE(
+    "host groups: a rail-optimized fabric has rails, SUs, leaves and servers; the UFM is in none",
+    "[quick][topology][host_set]") {
   RailOptimizedConfig c;
   c.sus = 2;
   c.nodes_per_su = 3;
@@ -68,6 +69,10 @@ TEST_CASE("host groups: a rail-optimized fabric has rails, SUs and leaves; the U
   CHECK(g.members(kRail, 1) == Hosts{1, 5, 9, 13, 17});
   CHECK(g.members(kSu, 1) == Hosts{12, 13, 14, 15, 16, 17, 18, 19});
   CHECK(g.members(kLeaf, 4 + 3) == Hosts{15, 19});  // su1.rail3
+  // Servers: su<s>.node<n> is node 3s + n; the UFM's slot (su1.node2) is none.
+  CHECK(g.count(HostGroupKind::kNode) == 5);
+  CHECK(g.members(HostGroupKind::kNode, 0) == Hosts{0, 1, 2, 3});
+  CHECK(g.members(HostGroupKind::kNode, 4) == Hosts{16, 17, 18, 19});  // su1.node1
   // The UFM is cabled to rails 0-3 of SU1 but is in none of their groups.
   for (uint32_t r = 0; r < 4; ++r) CHECK(g.members(kRail, r).back() != 20);
 }

@@ -84,6 +84,11 @@ TEST_CASE("host sets: ranges and groups, in host-index order", "[quick][host_set
   CHECK(set(r, R"({"rail": [0, 1]})") == Hosts{0, 4, 8, 12, 16, 1, 5, 9, 13, 17});
   CHECK(set(r, R"({"su": 1})") == iota(12, 19));
   CHECK(set(r, R"({"leaf": 5})") == Hosts{13, 17});  // su1.rail1: SU s, rail r is leaf 4s + r
+  // Servers: su<s>.node<n> is node 3s + n (3 slots per SU).
+  CHECK(set(r, R"({"node": 3})") == iota(12, 15));  // su1.node0
+  CHECK(set(r, R"({"node": [1, 2]})") == iota(4, 11));
+  CHECK(error(r, R"({"node": 5})") ==
+        "x.node: 5 is out of range (expected a node from 0 to 4, or [first, last])");
 }
 
 TEST_CASE("host sets: the UFM only where a list names it", "[quick][host_set]") {
@@ -191,7 +196,7 @@ TEST_CASE("host sets: bad sets name the path, the value and what was expected",
   CHECK(error(t, R"({"rail": 0})") ==
         "x.rail: this topology has no rails (expected a group it has: leaf, pod)");
   CHECK(error(r, R"({"pod": 0})") ==
-        "x.pod: this topology has no pods (expected a group it has: leaf, rail, su)");
+        "x.pod: this topology has no pods (expected a group it has: leaf, rail, su, node)");
   CHECK(error(t, R"({"leaf": 8})") ==
         "x.leaf: 8 is out of range (expected a leaf from 0 to 7, or [first, last])");
   CHECK(error(t, R"({"pod": [1, 4]})") ==
@@ -203,8 +208,8 @@ TEST_CASE("host sets: bad sets name the path, the value and what was expected",
   CHECK(error(t, R"({"range": [3]})").starts_with("x.range: [3] is not a range"));
   CHECK(error(t, R"({"lief": 3})") == R"(x.lief: unknown key (did you mean "leaf"?))");
   CHECK(error(t, R"({"hosts": 3})") ==
-        "x.hosts: unknown key (expected one of: count, except, leaf, of, pod, rail, range, su, "
-        "union)");
+        "x.hosts: unknown key (expected one of: count, except, leaf, node, of, pod, rail, range, "
+        "su, union)");
   CHECK(error(t, R"({"leaf": 0, "except": [1]})")
             .starts_with(R"(x: {"except":[1],"leaf":0} mixes "leaf" with other keys)"));
   CHECK(error(t, "{}").starts_with("x: {} is an empty set object"));
