@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "sim/hash.h"
+#include "topologies/min_hop.h"
 
 namespace rdmasim {
 namespace {
@@ -71,7 +72,8 @@ uint32_t Routes::egress_port(uint32_t src, uint32_t dst, uint64_t flow_hash) con
   return atts[0].host_port;
 }
 
-Routes compute_routes(const Topology& topo, const std::vector<StaticRoute>& static_routes) {
+Routes compute_routes(const Topology& topo, const std::vector<StaticRoute>& static_routes,
+                      RoutingEngine engine) {
   const size_t n = topo.nodes().size();
   const size_t num_hosts = topo.num_hosts();
   Routes r;
@@ -189,6 +191,7 @@ Routes compute_routes(const Topology& topo, const std::vector<StaticRoute>& stat
                                    std::move(ports));
   }
   for (const StaticRoute& sr : static_routes) r.tables_[sr.node].set_static_route(sr.dst, sr.ports);
+  if (engine == RoutingEngine::kMinHop) apply_min_hop(r, topo);
 
   // Reachability. Hosts do not forward, so two hosts are connected if they
   // are cabled to each other or to switches of a common component. Hosts

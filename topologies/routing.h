@@ -28,6 +28,12 @@
 
 namespace rdmasim {
 
+// How switches choose among the shortest paths: kEcmp keeps every
+// equal-cost port and hashes flows over them (Ethernet); kMinHop gives each
+// destination one port, balanced per switch (InfiniBand's linear forwarding
+// tables, topologies/min_hop.h).
+enum class RoutingEngine : uint8_t { kEcmp, kMinHop };
+
 // A static route: at `node`, packets for host `dst` leave by `ports`.
 struct StaticRoute {
   uint32_t node;
@@ -59,7 +65,7 @@ class Routes : public EgressSelector {
   const std::optional<std::pair<uint32_t, uint32_t>>& unreachable() const { return unreachable_; }
 
  private:
-  friend Routes compute_routes(const Topology&, const std::vector<StaticRoute>&);
+  friend Routes compute_routes(const Topology&, const std::vector<StaticRoute>&, RoutingEngine);
   // Cost of reaching dst from host src's attachment `a`, in switches crossed
   // after a (0 when a is dst itself or dst hangs off a).
   uint32_t attachment_cost(const HostAttachments::Attachment& a, uint32_t dst) const;
@@ -70,6 +76,7 @@ class Routes : public EgressSelector {
   std::optional<std::pair<uint32_t, uint32_t>> unreachable_;
 };
 
-Routes compute_routes(const Topology& topo, const std::vector<StaticRoute>& static_routes = {});
+Routes compute_routes(const Topology& topo, const std::vector<StaticRoute>& static_routes = {},
+                      RoutingEngine engine = RoutingEngine::kEcmp);
 
 }  // namespace rdmasim

@@ -20,6 +20,9 @@
 //     the switch's seed, so one flow always takes one port (ECMP, RFC 2992).
 //  4. A destination cabled to several groups (dual-homed) is reached through
 //     the nearest; ties are merged into one candidate list.
+//  5. A linear table (set_linear(), InfiniBand's LFT) replaces every
+//     candidate list by its one port per destination; static routes still
+//     take precedence.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +38,7 @@ namespace rdmasim {
 
 inline constexpr uint8_t kUnreachable = std::numeric_limits<uint8_t>::max();
 inline constexpr uint32_t kNoGroup = std::numeric_limits<uint32_t>::max();
+inline constexpr uint32_t kNoPort = std::numeric_limits<uint32_t>::max();
 
 // Where each host is cabled. Shared, read-only configuration.
 struct HostAttachments {
@@ -88,6 +92,29 @@ class ForwardingTable {
   void set_static_route(uint32_t dst, std::vector<uint32_t> ports) {
     static_[dst] = std::move(ports);
   }
+  // Contract 5: lft[d] is the one egress port towards host d (kNoPort: none,
+  // the switch drops). Served from the direct table, one single-port set per
+  // port used, so a lookup costs what an ECMP lookup costs, at 4 bytes per
+  // destination whatever the fabric's size.
+  void set_linear(std::vector<uint32_t> lft) {
+    std::vector<uint32_t> at;  // port -> offset of its single-port set
+    direct_.assign(lft.size(), kNoDirect);
+    for (uint32_t d = 0; d < lft.size(); ++d) {
+      const uint32_t p = lft[d];
+      if (p == kNoPort) continue;
+      if (p >= at.size()) at.resize(p + 1, kNoPort);
+      if (at[p] == kNoPort) {
+        at[p] = static_cast<uint32_t>(set_ports_.size());
+        set_ports_.push_back(p);
+      }
+      direct_[d] = (at[p] << 8) | 1U;
+    }
+    // Offsets beyond 24 bits do not fit an entry: select() then reads linear_.
+    if (set_ports_.size() >= (size_t{1} << 24)) direct_.clear();
+    linear_ = std::move(lft);
+  }
+  bool linear() const { return !linear_.empty(); }
+
   // Hops from this switch to group g's switch (0 if it is this switch).
   uint8_t group_distance(uint32_t g) const {
     return g < group_dist_.size() ? group_dist_[g] : kUnreachable;
@@ -107,6 +134,10 @@ class ForwardingTable {
         for (uint32_t p : it->second) f(p);
         return;
       }
+    }
+    if (!linear_.empty()) {
+      if (dst < linear_.size() && linear_[dst] != kNoPort) f(linear_[dst]);
+      return;
     }
     if (!hosts_ || dst + 1 >= hosts_->offsets.size()) return;
     const auto atts = hosts_->of(dst);
@@ -168,7 +199,7 @@ class ForwardingTable {
       const uint32_t d = direct_[dst];
       return set_ports_[(d >> 8) + pick(flow_key, d & 0xFF)];
     }
-    if (static_.empty() && hosts_ && dst + 1 < hosts_->offsets.size()) {
+    if (static_.empty() && linear_.empty() && hosts_ && dst + 1 < hosts_->offsets.size()) {
       const auto atts = hosts_->of(dst);
       if (atts.size() == 1 && atts[0].node != self_ && atts[0].group != kNoGroup) {
         const auto set = group_ports(atts[0].group);
@@ -214,6 +245,7 @@ class ForwardingTable {
   std::vector<uint32_t> set_offsets_;
   std::vector<uint32_t> set_ports_;
   std::vector<uint32_t> direct_;
+  std::vector<uint32_t> linear_;  // contract 5; empty: candidate lists
   std::unordered_map<uint32_t, std::vector<uint32_t>> static_;
 };
 

@@ -75,7 +75,8 @@ void FaultInjector::on_reconverge() {
   // shortest paths over the working ones and install them everywhere.
   for (uint32_t l = 0; l < topo_.links().size(); ++l)
     topo_.set_link_failed(l, down_count_[l] > 0 || sc_.topology.links()[l].failed);
-  routes_.push_back(std::make_unique<Routes>(compute_routes(topo_, sc_.static_routes)));
+  routes_.push_back(std::make_unique<Routes>(
+      compute_routes(topo_, sc_.static_routes, routing_engine(sc_.fabric))));
   const Routes& r = *routes_.back();
   for (uint32_t id = 0; id < switches_.size(); ++id) {
     if (switches_[id] != nullptr) switches_[id]->set_forwarding_table(r.table(id));

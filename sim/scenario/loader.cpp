@@ -178,7 +178,7 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
   top.finish();
 
   check_switch_buffers(sc);
-  sc.routes = compute_routes(sc.topology, sc.static_routes);
+  sc.routes = compute_routes(sc.topology, sc.static_routes, routing_engine(sc.fabric));
   if (sc.routes.unreachable()) {
     const auto [a, b] = *sc.routes.unreachable();
     throw ScenarioError("topology: hosts \"" + sc.topology.node(sc.topology.hosts()[a]).name +

@@ -83,6 +83,12 @@ struct StopConfig {
   Time wall_time = Time::infinite();
 };
 
+// InfiniBand switches forward by their subnet manager's linear tables
+// (min-hop, docs/infiniband.md#forwarding); Ethernet switches hash over ECMP.
+inline RoutingEngine routing_engine(const FabricConfig& f) {
+  return f.transport == Transport::kInfiniband ? RoutingEngine::kMinHop : RoutingEngine::kEcmp;
+}
+
 struct Scenario {
   std::string name;
   uint64_t seed = 1;

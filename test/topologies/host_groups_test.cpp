@@ -3,6 +3,7 @@
 // pod by pod, SU by SU, node by node, GPU by GPU.
 #include <catch2/catch.hpp>
 
+#include "test/support/built_topology.h"
 #include "topologies/generators.h"
 
 using namespace rdmasim;
@@ -47,14 +48,7 @@ TEST_CASE("host groups: a k=4 fat-tree numbers its leaves across pods",
 TEST_CASE(
     "host groups: a rail-optimized fabric has rails, SUs, leaves and servers; the UFM is in none",
     "[quick][topology][host_set]") {
-  RailOptimizedConfig c;
-  c.sus = 2;
-  c.nodes_per_su = 3;
-  c.gpus_per_node = 4;
-  c.rails = 4;
-  c.spines = 1;
-  Topology t;
-  build_rail_optimized(c, t);
+  const Topology t = rdmasim::testing::build(rdmasim::testing::rail_config(2, 3, 4, 4, 1)).t;
   // SU0: nodes 0-2, GPUs 0-11; SU1: nodes 0-1, GPUs 12-19; the UFM (SU1's
   // last slot) is host 20.
   REQUIRE(t.num_hosts() == 21);

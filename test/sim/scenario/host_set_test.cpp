@@ -7,6 +7,7 @@
 #include "sim/scenario/host_set.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_error.h"
+#include "test/support/built_topology.h"
 #include "topologies/generators.h"
 
 using namespace rdmasim;
@@ -24,17 +25,7 @@ Topology k4() {
 
 // 2 SUs of 3 slots, 4 GPUs and rails: GPUs 0-11 in SU0 (node n: 4n … 4n+3),
 // 12-19 in SU1, the UFM (SU1's last slot) host 20. Rail r: r, r+4, …, r+16.
-Topology rail() {
-  RailOptimizedConfig c;
-  c.sus = 2;
-  c.nodes_per_su = 3;
-  c.gpus_per_node = 4;
-  c.rails = 4;
-  c.spines = 1;
-  Topology t;
-  build_rail_optimized(c, t);
-  return t;
-}
+Topology rail() { return rdmasim::testing::build(rdmasim::testing::rail_config(2, 3, 4, 4, 1)).t; }
 
 Hosts set(const Topology& t, const std::string& text, HostSetRules rules = {},
           RngStream* rng = nullptr) {
