@@ -50,6 +50,9 @@ __all__ = [
     "pfc_timeline",
     "link_throughput",
     "cc_rates",
+    "busbw_by_size",
+    "collective_timeline",
+    "sweep_table",
     "goodput_table",
     "slowdown_table",
     "drops_table",
@@ -597,8 +600,47 @@ def _deadlock(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
     return df
 
 
+@table("collective_steps")
+def _collective_steps(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
+    df["node_name"] = _name_of(df["node"], _node_names(trace))
+    df["start_us"] = _us(df["start"], df["start"] >= 0)
+    df["end_us"] = _us(df["end"], df["end"] >= 0)
+    return df
+
+
+@table("collective_sweep")
+def _collective_sweep(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
+    df["done"] = df["done"].astype(bool)
+    return df
+
+
 # --------------------------------------------------------------------------
 # Derived tables
+
+
+def sweep_table(source: Any) -> pd.DataFrame:
+    """The rows of every collective sweep (docs/collectives.md#sweeps): item,
+    size_bytes, count, time_us, algbw_gbps, busbw_gbps, done, from a Trace
+    (/collective_sweep), a summary.json path, or its parsed dict
+    (collectives[].sweep; there `item` is the collective's traffic item and
+    `name` its name). TableMissing if there is no sweep."""
+    if isinstance(source, Trace):
+        t = source.require("collective_sweep").copy()
+        t["name"] = t["item"].map(lambda i: f"traffic[{i}]")
+        return t
+    if isinstance(source, (str, Path)):
+        with open(source) as f:
+            source = json.load(f)
+    rows = []
+    for c in source.get("collectives", []):
+        for r in c.get("sweep", []):
+            rows.append({"item": c["item"], "name": c["name"], "size_bytes": r["size_bytes"],
+                         "count": r["count"], "done": r["done"],
+                         "time_us": r.get("time_us", 0.0), "algbw_gbps": r.get("algbw_gbps", 0.0),
+                         "busbw_gbps": r.get("busbw_gbps", 0.0)})
+    if not rows:
+        raise TableMissing("no collective with a sweep in this summary")
+    return pd.DataFrame(rows)
 
 
 def goodput_table(trace: Trace) -> pd.DataFrame:
@@ -1171,3 +1213,86 @@ def cc_rates(trace: Trace, ax: Any = None, *, top: int = 8, target: bool = True)
     ax.set_title(f"congestion-control rate ({shown})")
     ax.grid(True, alpha=0.3)
     return ax
+
+
+def _size_label(b: float) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= scale:
+            return f"{b / scale:.3g}{unit}"
+    return f"{b:g}B"
+
+
+def busbw_by_size(source: Any, ax: Any = None) -> Any:
+    """busbw (GB/s, nccl-tests' definition) against size on a log2 axis, one
+    line per swept collective, as nccl-tests' table gives them: from a
+    trace's /collective_sweep or a summary.json (path or dict; sweep_table).
+    Sizes whose timed iterations did not finish are left out. Returns the Axes."""
+    ax = _axes(ax, (6.4, 4.2))
+    t = sweep_table(source)
+    done = t[t["done"]]
+    for name, g in done.groupby("name", sort=False):
+        g = g.sort_values("size_bytes", kind="stable")
+        ax.plot(g["size_bytes"], g["busbw_gbps"], marker="o", label=str(name))
+    if len(done) == 0:
+        _no_data(ax, "no finished sweep size")
+    else:
+        ax.set_xscale("log", base=2)
+        ticks = sorted(done["size_bytes"].unique())
+        ax.set_xticks(ticks, [_size_label(b) for b in ticks], rotation=45, ha="right")
+        ax.minorticks_off()
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize="small")
+    ax.set_xlabel("size (bytes, as nccl-tests reports it)")
+    ax.set_ylabel("busbw (GB/s)")
+    ax.grid(True, alpha=0.3)
+    ax.set_title("collective busbw by size")
+    return ax
+
+
+def collective_timeline(trace: Trace, ax: Any = None, *, item: int | None = None,
+                        iteration: int | None = None) -> Any:
+    """One iteration of one collective from /collective_steps: a row per
+    rank (rank 0 at the top), a bar per algorithm step from the rank's first
+    post of the step to the arrival of the last element it receives in it.
+    `item` defaults to the first collective, `iteration` to its last (a
+    sweep's: the last timed one of the largest size). Steps not reached are
+    left out. Returns the Axes."""
+    steps = trace.require("collective_steps")
+    ax = _axes(ax, (7.0, 4.2))
+    if len(steps) == 0:
+        _no_data(ax, "no collective steps")
+        return ax
+    item = int(steps["item"].min()) if item is None else item
+    s = steps[steps["item"] == item]
+    iteration = int(s["iteration"].max()) if iteration is None else iteration
+    s = s[(s["iteration"] == iteration) & (s["start"] >= 0) & (s["end"] >= 0)]
+    if len(s) == 0:
+        _no_data(ax, f"iteration {iteration} of traffic[{item}] has no finished step")
+        return ax
+    t0 = s["start_us"].min()
+    n_steps = int(steps["step"].max()) + 1
+    cmap = matplotlib_colormap(n_steps)
+    for _, r in s.iterrows():
+        ax.barh(int(r["rank"]), r["end_us"] - r["start_us"], left=r["start_us"] - t0, height=0.8,
+                color=cmap(int(r["step"])), edgecolor="white", linewidth=0.3)
+    ranks = sorted(s["rank"].unique())
+    ax.set_yticks(ranks, [f"{int(k)} {s[s['rank'] == k]['node_name'].iloc[0]}" for k in ranks],
+                  fontsize="small")
+    ax.invert_yaxis()
+    ax.set_xlabel(f"time from the iteration's first post (us; it starts at {t0:g} us)")
+    ax.set_ylabel("rank")
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.set_title(f"traffic[{item}] iteration {iteration}: {_plural(n_steps, 'step')} per rank "
+                 f"(colour: step)")
+    return ax
+
+
+def matplotlib_colormap(n: int) -> Callable[[int], Any]:
+    """n distinct colours, by step (tab20 or viridis for more)."""
+    from matplotlib import colormaps
+
+    if n <= 20:
+        cm = colormaps["tab20" if n > 10 else "tab10"]
+        return lambda i: cm(i % cm.N)
+    cm = colormaps["viridis"]
+    return lambda i: cm(i / max(1, n - 1))

@@ -25,7 +25,9 @@ slowdown_by_size (on both runs);
   cuts, cc_by_item; the rate figure draws RC and RT per sending QP;
 
 then tolerance of absent, empty and unknown tables, and that figures.py
-writes non-empty PNGs. Exit code 0 when every check passes.
+writes non-empty PNGs; and an nccl-tests sweep (4 hosts, 3 sizes): its rows
+in /collective_sweep and summary.json agree and follow nccl-tests' busbw,
+and the busbw and per-rank timeline figures draw them. Exit code 0 when every check passes.
 """
 
 from __future__ import annotations
@@ -86,6 +88,18 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 BASE_FIGURES = ("fct_cdf.png", "slowdown_by_size.png", "link_utilisation.png")
 NEW_FIGURES = ("queue_depth.png", "pfc_timeline.png", "link_throughput.png")
 CC_FIGURES = ("cc_rates.png",)
+COLLECTIVE_FIGURES = ("collective_busbw.png", "collective_timeline.png")
+
+# An nccl-tests sweep (docs/collectives.md#sweeps): a ring AllReduce over the
+# 4 hosts of a star, 3 sizes, 1 warmup and 2 timed iterations each.
+SWEEP = {
+    "name": "plots_sweep",
+    "fabric": {"link": {"rate": "100Gbps", "delay": "1us"}},
+    "topology": {"kind": "star", "hosts": 4},
+    "traffic": [{"kind": "collective", "name": "ar", "op": "all_reduce",
+                 "sweep": {"min_bytes": "16KiB", "max_bytes": "256KiB", "step_factor": 4,
+                           "iters": 2, "warmup_iters": 1}}],
+}
 
 
 def run_sim(binary: str, tmp: Path, scenario_json: dict = SCENARIO, name: str = "run") -> Path:
@@ -421,6 +435,42 @@ def check_tolerance(src: Path, tmp: Path) -> Path:
     return pruned
 
 
+def check_collective(out: Path, tmp: Path) -> None:
+    """The sweep's rows in the trace and in summary.json agree, busbw is
+    nccl-tests' algbw x 2(n-1)/n, and both figures draw from them."""
+    tr = rt.load(out / "trace.h5")
+    summary = out / "summary.json"
+    t = rt.sweep_table(tr)
+    js = rt.sweep_table(summary)
+    assert list(t["size_bytes"]) == [16384, 65536, 262144], list(t["size_bytes"])
+    assert list(js["size_bytes"]) == list(t["size_bytes"])
+    for col in ("count", "time_us", "algbw_gbps", "busbw_gbps"):
+        assert list(t[col]) == list(js[col]), col  # the same doubles, both ways
+    n = 4
+    for _, r in t.iterrows():
+        assert r["done"] and r["count"] == r["size_bytes"] // 4
+        assert math.isclose(r["algbw_gbps"], r["size_bytes"] / (r["time_us"] * 1e3), rel_tol=1e-12)
+        assert math.isclose(r["busbw_gbps"], r["algbw_gbps"] * 2 * (n - 1) / n, rel_tol=1e-12)
+    steps = tr.require("collective_steps")
+    per_iter = n * 2 * (n - 1)  # ranks x ring AllReduce steps
+    assert len(steps) == 3 * 3 * per_iter, len(steps)
+    assert (steps["end_us"] >= steps["start_us"]).all()
+    ax = rt.collective_timeline(tr)
+    assert len(ax.patches) == per_iter, len(ax.patches)
+    assert "iteration 8" in ax.get_title(), ax.get_title()
+    ax = rt.busbw_by_size(summary)
+    assert ax.get_xscale() == "log" and len(ax.lines) == 1
+    assert list(ax.lines[0].get_ydata()) == list(t["busbw_gbps"])
+    env = dict(os.environ, MPLCONFIGDIR=str(tmp / "mplconfig"))
+    figs = tmp / "figures_sweep"
+    r = subprocess.run([sys.executable, str(HERE / "figures.py"), str(out / "trace.h5"), "--out",
+                        str(figs)], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    for name in COLLECTIVE_FIGURES:
+        data = (figs / name).read_bytes()
+        assert len(data) > 1000 and data.startswith(PNG_MAGIC), name
+
+
 def check_figures(trace: Path, incast: Path, dcqcn: Path, pruned: Path, tmp: Path) -> None:
     env = dict(os.environ, MPLCONFIGDIR=str(tmp / "mplconfig"))
     figures = [sys.executable, str(HERE / "figures.py")]
@@ -433,14 +483,15 @@ def check_figures(trace: Path, incast: Path, dcqcn: Path, pruned: Path, tmp: Pat
     for name in BASE_FIGURES + ("pfc_timeline.png",):
         data = (out / name).read_bytes()
         assert len(data) > 1000 and data.startswith(PNG_MAGIC), name
-    for name in ("queue_depth.png", "link_throughput.png") + CC_FIGURES:
+    for name in ("queue_depth.png", "link_throughput.png") + CC_FIGURES + COLLECTIVE_FIGURES:
         assert not (out / name).exists() and f"skipping {name}" in r.stderr, name
     # The incast has every table but the congestion-control samples.
     out_incast = tmp / "figures_incast"
     r = subprocess.run(figures + [str(incast), "--out", str(out_incast)],
                        capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert r.stderr.count("skipping") == 1 and "skipping cc_rates.png" in r.stderr, r.stderr
+    assert r.stderr.count("skipping") == 1 + len(COLLECTIVE_FIGURES), r.stderr
+    assert "skipping cc_rates.png" in r.stderr, r.stderr
     for name in BASE_FIGURES + NEW_FIGURES:
         data = (out_incast / name).read_bytes()
         assert len(data) > 1000 and data.startswith(PNG_MAGIC), name
@@ -483,6 +534,7 @@ def main() -> int:
         check_cc(rt.load(dcqcn / "trace.h5"), json.loads((dcqcn / "summary.json").read_text()))
         pruned = check_tolerance(out / "trace.h5", tmp)
         check_figures(out / "trace.h5", incast / "trace.h5", dcqcn / "trace.h5", pruned, tmp)
+        check_collective(run_sim(binary, tmp, SWEEP, "sweep"), tmp)
     print("plots trace module: all checks passed")
     return 0
 

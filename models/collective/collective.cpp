@@ -50,24 +50,31 @@ Collective::Collective(Simulation& sim, std::string name, CollectiveSpec spec,
                        const std::vector<RdmaNic*>& nics)
     : Workload(sim, std::move(name)), spec_(std::move(spec)), nics_(nics) {
   const auto n = static_cast<uint32_t>(spec_.ranks.size());
-  switch (spec_.algorithm) {
-    case CollectiveAlgorithm::kRing:
-      plan_ = ring_plan(spec_.op, n, spec_.bytes, spec_.channels, spec_.slot_bytes(),
-                        std::max<uint32_t>(1, spec_.steps / 2));
-      break;
-    case CollectiveAlgorithm::kTree:
-      assert(spec_.op == CollectiveOp::kAllReduce);
-      plan_ = tree_plan(n, spec_.bytes, spec_.channels, spec_.slot_bytes());
-      break;
+  first_iter_.push_back(0);
+  for (size_t ph = 0; ph < spec_.phases(); ++ph) {
+    const int64_t bytes = spec_.phase_bytes(ph);
+    switch (spec_.algorithm) {
+      case CollectiveAlgorithm::kRing:
+        plans_.push_back(ring_plan(spec_.op, n, bytes, spec_.channels, spec_.slot_bytes(),
+                                   std::max<uint32_t>(1, spec_.steps / 2)));
+        break;
+      case CollectiveAlgorithm::kTree:
+        assert(spec_.op == CollectiveOp::kAllReduce);
+        plans_.push_back(tree_plan(n, bytes, spec_.channels, spec_.slot_bytes()));
+        break;
+    }
+    first_iter_.push_back(first_iter_.back() + spec_.phase_iterations());
   }
+  assert(first_iter_.back() == spec_.iterations);
+  const CollectivePlan& plan0 = plans_[0];
   rank_.resize(n);
   for (uint32_t r = 0; r < n; ++r) rank_[r].host = spec_.ranks[r];
-  for (const PlanConnection& pc : plan_.conns)
+  for (const PlanConnection& pc : plan0.conns)
     plan_channels_ = std::max(plan_channels_, pc.channel + 1);
   reduce_free_.assign(size_t{n} * plan_channels_, Time::zero());
   first_qpn_.assign(nics_.size(), 0);
   ends_.resize(nics_.size());
-  conns_.resize(plan_.conns.size());
+  conns_.resize(plan0.conns.size());
   const auto create = [&](uint32_t host, uint32_t end) {
     const uint32_t q = nics_[host]->create_qp(this);
     if (ends_[host].empty()) first_qpn_[host] = q;
@@ -77,15 +84,26 @@ Collective::Collective(Simulation& sim, std::string name, CollectiveSpec spec,
   };
   const uint32_t nq = spec_.qps;
   for (uint32_t i = 0; i < conns_.size(); ++i) {
-    const PlanConnection& pc = plan_.conns[i];
+    const PlanConnection& pc = plan0.conns[i];
     Conn& c = conns_[i];
     c.sender_host = spec_.ranks[pc.sender];
     c.receiver_host = spec_.ranks[pc.receiver];
-    c.elems = pc.elems.size();
-    c.ready_at.assign(pc.elems.size(), Time::zero());
-    c.used.assign(pc.elems.size(), 0);
+    size_t most = 0;
+    uint64_t base = 0;
+    for (size_t ph = 0; ph < plans_.size(); ++ph) {
+      const PlanConnection& pp = plans_[ph].conns[i];
+      // Every size's plan has the same connections (the algorithm's shape).
+      assert(pp.sender == pc.sender && pp.receiver == pc.receiver && pp.channel == pc.channel);
+      c.phase_elems.push_back(pp.elems.size());
+      c.phase_base.push_back(base);
+      base += uint64_t{pp.elems.size()} * spec_.phase_iterations();
+      most = std::max(most, pp.elems.size());
+    }
+    c.ready_at.assign(most, Time::zero());
+    c.used.assign(most, 0);
     c.parts_acked.assign(spec_.steps, 0);
     c.parts_in.assign(spec_.steps, 0);
+    c.parts_sent.assign(spec_.steps, 0);
     RdmaNic& s = *nics_[c.sender_host];
     RdmaNic& d = *nics_[c.receiver_host];
     for (uint32_t q = 0; q < nq; ++q) {
@@ -99,9 +117,13 @@ Collective::Collective(Simulation& sim, std::string name, CollectiveSpec spec,
       // Every part of an element and every FIFO entry (on QP 0) is a WRITE
       // with immediate: one receive WQE each, posted up front.
       int64_t parts = 0;
-      for (const PlanElement& e : pc.elems) parts += qp_parts(e.bytes, nq) > q ? 1 : 0;
-      d.post_receives(c.qr[q], parts * spec_.iterations);
-      if (q == 0) s.post_receives(c.qs[q], static_cast<int64_t>(c.elems * spec_.iterations));
+      for (const CollectivePlan& pl : plans_) {
+        for (const PlanElement& e : pl.conns[i].elems) {
+          parts += (qp_parts(e.bytes, nq) > q ? 1 : 0) * int64_t{spec_.phase_iterations()};
+        }
+      }
+      d.post_receives(c.qr[q], parts);
+      if (q == 0) s.post_receives(c.qs[q], static_cast<int64_t>(base));
       if (spec_.cc) {
         s.set_congestion_control(c.qs[q], spec_.cc->make());
         d.set_congestion_control(c.qr[q], spec_.cc->make());
@@ -111,7 +133,7 @@ Collective::Collective(Simulation& sim, std::string name, CollectiveSpec spec,
     rank_[pc.receiver].in.push_back(i);
   }
   iters_.resize(size_t{spec_.iterations} * n);
-  steps_.resize(size_t{spec_.iterations} * n * plan_.steps);
+  steps_.resize(size_t{spec_.iterations} * n * plan0.steps);
   rank_rx_.assign(n, 0);
   for (uint32_t r = 0; r < n; ++r) {
     kicks_.push_back(std::make_unique<IndexedEvent<Collective, &Collective::kick>>(
@@ -145,7 +167,7 @@ void Collective::wake(uint32_t rank, Time at) {
 void Collective::on_send_completion(uint32_t host, const Completion& c) {
   const auto conn = static_cast<uint32_t>((c.wr_id & 0xFFFFFFFF) >> 1);
   const uint32_t rank =
-      (c.wr_id & kFifoBit) != 0 ? plan_.conns[conn].receiver : plan_.conns[conn].sender;
+      (c.wr_id & kFifoBit) != 0 ? plans_[0].conns[conn].receiver : plans_[0].conns[conn].sender;
   if (c.status != WcStatus::kSuccess) {
     fail(rank);
     return;
@@ -154,12 +176,11 @@ void Collective::on_send_completion(uint32_t host, const Completion& c) {
   // A part acknowledged; send slots are free again once all the parts of
   // the elements before them are.
   Conn& k = conns_[conn];
-  const PlanConnection& pc = plan_.conns[conn];
   ++k.parts_acked[(c.wr_id >> 32) % spec_.steps];
   bool freed = false;
   while (k.send_done < k.posted) {
     uint8_t& a = k.parts_acked[k.send_done % spec_.steps];
-    if (a < qp_parts(pc.elems[k.send_done % k.elems].bytes, spec_.qps)) break;
+    if (a < k.parts_sent[k.send_done % spec_.steps]) break;
     a = 0;
     ++k.send_done;
     freed = true;
@@ -171,27 +192,28 @@ void Collective::on_receive_completion(uint32_t host, const Completion& c) {
   const uint32_t end = end_of(host, c.qpn);
   const uint32_t conn = (end >> 1) / spec_.qps;
   Conn& k = conns_[conn];
-  const PlanConnection& pc = plan_.conns[conn];
   const Time now = c.completed;
   if ((end & 1) == 0) {
     // At the sender: a FIFO entry, one more slot offered.
     assert(c.imm == static_cast<uint32_t>(k.offered));
     ++k.offered;
-    wake(pc.sender, now);
+    wake(plans_[0].conns[conn].sender, now);
     return;
   }
+  const PlanConnection& pc = *k.recv.pc;
+  const uint32_t nsteps = plans_[0].steps;
   // At the receiver: a part of an element (imm: the element, counted over
   // iterations); the elements whose parts have all arrived, in order, have
   // arrived.
   const RankState& rs = rank_[pc.receiver];
-  const uint64_t base = uint64_t{rs.iter} * k.elems;
-  assert(c.imm >= k.arrived && c.imm < base + k.elems);
+  const uint64_t base = k.recv.base;
+  assert(c.imm >= k.arrived && c.imm < base + k.recv.elems);
   ++k.parts_in[c.imm % spec_.steps];
   rank_rx_[pc.receiver] += c.bytes;
-  const size_t row = size_t{rs.iter} * plan_.ranks + pc.receiver;
-  steps_[row * plan_.steps + pc.elems[c.imm - base].step].bytes += c.bytes;
+  const size_t row = size_t{rs.iter} * ranks() + pc.receiver;
+  steps_[row * nsteps + pc.elems[c.imm - base].step].bytes += c.bytes;
   Time first = Time::infinite();
-  while (k.arrived < base + k.elems) {
+  while (k.arrived < base + k.recv.elems) {
     uint8_t& got = k.parts_in[k.arrived % spec_.steps];
     const uint64_t e = k.arrived - base;
     const PlanElement& pe = pc.elems[e];
@@ -207,7 +229,7 @@ void Collective::on_receive_completion(uint32_t host, const Completion& c) {
     }
     k.ready_at[e] = t;
     ++k.arrived;
-    StepRecord& sr = steps_[row * plan_.steps + pe.step];
+    StepRecord& sr = steps_[row * nsteps + pe.step];
     sr.end = sr.end.is_infinite() ? now : std::max(sr.end, now);
     first = std::min(first, t);
   }
@@ -231,7 +253,7 @@ void Collective::kick(uint32_t rank) {
   Time next = Time::infinite();
   for (const uint32_t x : rs.in) {
     Conn& k = conns_[x];
-    const uint64_t base = uint64_t{rs.iter} * k.elems;
+    const uint64_t base = k.recv.base;
     while (k.ready < k.arrived) {
       const uint64_t e = k.ready - base;
       if (k.ready_at[e] > now) {
@@ -239,7 +261,7 @@ void Collective::kick(uint32_t rank) {
         break;
       }
       ++k.ready;
-      if (plan_.conns[x].elems[e].consumers == 0) use(x, e);
+      if (k.recv.pc->elems[e].consumers == 0) use(x, e);
     }
   }
   for (const uint32_t y : rs.out) try_send(rank, y);
@@ -251,24 +273,39 @@ void Collective::begin_iteration(uint32_t rank) {
   RankState& rs = rank_[rank];
   rs.active = true;
   const Time now = nics_[rs.host]->ctx().now();
-  RankIteration& ri = iters_[size_t{rs.iter} * plan_.ranks + rank];
+  RankIteration& ri = iters_[size_t{rs.iter} * ranks() + rank];
   ri.start = now;
+  while (rs.iter >= first_iter_[rs.phase + 1]) ++rs.phase;
+  const uint32_t p = rs.phase;
+  const uint64_t in_phase = rs.iter - first_iter_[p];
   rs.pending = 0;
-  for (const uint32_t y : rs.out) rs.pending += conns_[y].elems;
+  for (const uint32_t y : rs.out) {
+    Conn& k = conns_[y];
+    k.send = current(y, p, in_phase);
+    rs.pending += k.send.elems;
+  }
   for (const uint32_t x : rs.in) {
     Conn& k = conns_[x];
-    rs.pending += k.elems;
-    reduce_free_[size_t{rank} * plan_channels_ + plan_.conns[x].channel] = now;
+    k.recv = current(x, p, in_phase);
+    rs.pending += k.recv.elems;
+    reduce_free_[size_t{rank} * plan_channels_ + k.recv.pc->channel] = now;
     // Offer the first NCCL_STEPS slots.
-    const uint64_t base = uint64_t{rs.iter} * k.elems;
-    for (uint64_t g = base; g < base + std::min<uint64_t>(spec_.steps, k.elems); ++g) offer(x, g);
+    const uint64_t base = k.recv.base;
+    for (uint64_t g = base; g < base + std::min<uint64_t>(spec_.steps, k.recv.elems); ++g) {
+      offer(x, g);
+    }
   }
+}
+
+Collective::Conn::Current Collective::current(uint32_t c, uint32_t p, uint64_t in_phase) const {
+  const Conn& k = conns_[c];
+  return {k.phase_base[p] + in_phase * k.phase_elems[p], k.phase_elems[p], &plans_[p].conns[c]};
 }
 
 void Collective::end_iteration(uint32_t rank) {
   RankState& rs = rank_[rank];
   const Time now = nics_[rs.host]->ctx().now();
-  RankIteration& ri = iters_[size_t{rs.iter} * plan_.ranks + rank];
+  RankIteration& ri = iters_[size_t{rs.iter} * ranks() + rank];
   ri.end = now;
   ++ri.ends;
   rs.active = false;
@@ -285,14 +322,15 @@ void Collective::end_iteration(uint32_t rank) {
 void Collective::try_send(uint32_t rank, uint32_t y) {
   RankState& rs = rank_[rank];
   Conn& k = conns_[y];
-  const PlanConnection& pc = plan_.conns[y];
-  const uint64_t base = uint64_t{rs.iter} * k.elems;
+  const PlanConnection& pc = *k.send.pc;
+  const uint64_t base = k.send.base;
   RdmaNic& nic = *nics_[rs.host];
-  while (k.posted < base + k.elems && k.posted < k.offered &&
+  while (k.posted < base + k.send.elems && k.posted < k.offered &&
          k.posted < k.send_done + spec_.steps) {
     const uint64_t e = k.posted - base;
     const PlanElement& pe = pc.elems[e];
-    if (!deps_ready(rs.iter, pe)) break;
+    if (!deps_ready(pe)) break;
+    k.parts_sent[k.posted % spec_.steps] = static_cast<uint8_t>(qp_parts(pe.bytes, spec_.qps));
     // One WRITE with immediate per QP, as NCCL splits a transfer.
     for (uint32_t q = 0; q < spec_.qps; ++q) {
       const int64_t b = qp_part_bytes(pe.bytes, spec_.qps, q);
@@ -302,7 +340,7 @@ void Collective::try_send(uint32_t rank, uint32_t y) {
     }
     ++k.posted;
     --rs.pending;
-    StepRecord& sr = steps_[(size_t{rs.iter} * plan_.ranks + rank) * plan_.steps + pe.step];
+    StepRecord& sr = steps_[(size_t{rs.iter} * ranks() + rank) * plans_[0].steps + pe.step];
     if (sr.start.is_infinite()) sr.start = nic.ctx().now();
     // Its data has been copied out of the receive slots it came in.
     for (size_t d = 0; d < PlanElement::kMaxDeps && pe.dep_conn[d] >= 0; ++d) {
@@ -311,10 +349,10 @@ void Collective::try_send(uint32_t rank, uint32_t y) {
   }
 }
 
-bool Collective::deps_ready(uint32_t iter, const PlanElement& pe) const {
+bool Collective::deps_ready(const PlanElement& pe) const {
   for (size_t d = 0; d < PlanElement::kMaxDeps && pe.dep_conn[d] >= 0; ++d) {
     const Conn& x = conns_[static_cast<uint32_t>(pe.dep_conn[d])];
-    if (x.ready <= uint64_t{iter} * x.elems + pe.dep_elem[d]) return false;
+    if (x.ready <= x.recv.base + pe.dep_elem[d]) return false;
   }
   return true;
 }
@@ -326,18 +364,18 @@ bool Collective::deps_ready(uint32_t iter, const PlanElement& pe) const {
 // element NCCL_STEPS later.
 void Collective::use(uint32_t x, uint64_t e) {
   Conn& k = conns_[x];
-  const PlanConnection& pc = plan_.conns[x];
+  const PlanConnection& pc = *k.recv.pc;
   RankState& rs = rank_[pc.receiver];
-  const uint64_t base = uint64_t{rs.iter} * k.elems;
+  const uint64_t base = k.recv.base;
   ++k.used[e];
   const auto uses = [&pc](uint64_t i) {
     return std::max<uint8_t>(1, pc.elems[static_cast<size_t>(i)].consumers);
   };
-  while (k.freed < base + k.elems && k.used[k.freed - base] == uses(k.freed - base)) {
+  while (k.freed < base + k.recv.elems && k.used[k.freed - base] == uses(k.freed - base)) {
     k.used[k.freed - base] = 0;  // ready for the next iteration
     const uint64_t g = k.freed++;
     --rs.pending;
-    if (g + spec_.steps < base + k.elems) offer(x, g + spec_.steps);
+    if (g + spec_.steps < base + k.recv.elems) offer(x, g + spec_.steps);
   }
 }
 
@@ -361,13 +399,13 @@ void Collective::fail(uint32_t rank) {
 
 Time Collective::iteration_start(uint32_t iter) const {
   Time t = Time::infinite();
-  for (uint32_t r = 0; r < plan_.ranks; ++r) t = std::min(t, rank_iteration(iter, r).start);
+  for (uint32_t r = 0; r < ranks(); ++r) t = std::min(t, rank_iteration(iter, r).start);
   return t;
 }
 
 Time Collective::iteration_end(uint32_t iter) const {
   Time t = Time::zero();
-  for (uint32_t r = 0; r < plan_.ranks; ++r) {
+  for (uint32_t r = 0; r < ranks(); ++r) {
     const Time e = rank_iteration(iter, r).end;
     if (e.is_infinite()) return e;
     t = std::max(t, e);
@@ -376,21 +414,27 @@ Time Collective::iteration_end(uint32_t iter) const {
 }
 
 void Collective::host_bytes(std::vector<int64_t>& bytes) const {
-  for (const PlanConnection& pc : plan_.conns) {
-    int64_t b = 0;
-    for (const PlanElement& e : pc.elems) b += e.bytes;
-    b *= spec_.iterations;
-    bytes[spec_.ranks[pc.sender]] += b;
-    bytes[spec_.ranks[pc.receiver]] += b;
+  for (const CollectivePlan& pl : plans_) {
+    for (const PlanConnection& pc : pl.conns) {
+      int64_t b = 0;
+      for (const PlanElement& e : pc.elems) b += e.bytes;
+      b *= spec_.phase_iterations();
+      bytes[spec_.ranks[pc.sender]] += b;
+      bytes[spec_.ranks[pc.receiver]] += b;
+    }
   }
 }
 
 int64_t Collective::bytes_total() const {
   int64_t n = 0;
-  for (const PlanConnection& pc : plan_.conns) {
-    for (const PlanElement& e : pc.elems) n += e.bytes;
+  for (const CollectivePlan& pl : plans_) {
+    int64_t b = 0;
+    for (const PlanConnection& pc : pl.conns) {
+      for (const PlanElement& e : pc.elems) b += e.bytes;
+    }
+    n += b * spec_.phase_iterations();
   }
-  return n * spec_.iterations;
+  return n;
 }
 
 int64_t Collective::bytes_delivered() const {

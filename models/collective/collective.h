@@ -44,6 +44,12 @@
 //     run stops after the same event as a sequential one.
 //  6. Nothing is allocated after build: the plan, the records and the
 //     per-element times are sized at construction.
+//  7. A sweep runs its sizes (phases) one after another on the same QPs,
+//     each with its own plan over the same connections: a rank starts its
+//     first iteration of size k + 1 when it has finished its last of size
+//     k (plus `gap`), as the iterations of one size follow each other. There
+//     is no barrier between sizes (nccl-tests' host-side barrier before each
+//     timed loop has no path between ranks here but the network).
 #pragma once
 
 #include <cstdint>
@@ -71,8 +77,13 @@ class Collective : public Workload, public CompletionHandler {
              const std::vector<RdmaNic*>& nics);
 
   const CollectiveSpec& spec() const { return spec_; }
-  const CollectivePlan& plan() const { return plan_; }
-  uint32_t ranks() const { return plan_.ranks; }
+  // The plan of the first size (phase), and of phase p: the same
+  // connections, each with the elements of that size.
+  const CollectivePlan& plan() const { return plans_[0]; }
+  const CollectivePlan& plan(size_t p) const { return plans_[p]; }
+  // The first iteration of phase p (p = phases(): the total).
+  uint32_t phase_first_iteration(size_t p) const { return first_iter_[p]; }
+  uint32_t ranks() const { return plans_[0].ranks; }
 
   // One rank's part of one iteration.
   struct RankIteration {
@@ -81,7 +92,7 @@ class Collective : public Workload, public CompletionHandler {
     uint32_t ends = 0;            // times it was seen to end (exactly 1 when finished)
   };
   const RankIteration& rank_iteration(uint32_t iter, uint32_t rank) const {
-    return iters_[size_t{iter} * plan_.ranks + rank];
+    return iters_[size_t{iter} * ranks() + rank];
   }
   // One rank's part of one step of one iteration: from its first post of an
   // element of the step to the arrival of the last element of the step it
@@ -92,7 +103,7 @@ class Collective : public Workload, public CompletionHandler {
     int64_t bytes = 0;
   };
   const StepRecord& step_record(uint32_t iter, uint32_t rank, uint32_t step) const {
-    return steps_[(size_t{iter} * plan_.ranks + rank) * plan_.steps + step];
+    return steps_[(size_t{iter} * ranks() + rank) * plans_[0].steps + step];
   }
   // Payload bytes rank `rank` has received in all so far (data elements
   // only, not FIFO entries).
@@ -144,8 +155,19 @@ class Collective : public Workload, public CompletionHandler {
     uint32_t sender_host = 0, receiver_host = 0;
     // QPNs per QP of the connection: the sender's and the receiver's ends.
     std::vector<uint32_t> qs, qr;
-    uint64_t elems = 0;  // per iteration
-    // Cumulative over iterations (element g of iteration i is i * elems + e).
+    // Per phase: elements per iteration, and the first element (counted
+    // over iterations) of the phase's first iteration.
+    std::vector<uint64_t> phase_elems, phase_base;
+    // The sender's and the receiver's current iteration: its first element
+    // (counted over iterations), its element count and its plan (each
+    // written at its own end's partition, when that rank begins an iteration).
+    struct Current {
+      uint64_t base = 0, elems = 0;
+      const PlanConnection* pc = nullptr;
+    };
+    Current send, recv;
+    // Cumulative over iterations (element g of iteration i is the phase's
+    // base plus (i - the phase's first iteration) x its elements, plus e).
     // Written at the sender's partition:
     uint64_t offered = 0;    // FIFO entries arrived (slots offered)
     uint64_t posted = 0;     // elements posted
@@ -161,10 +183,12 @@ class Collective : public Workload, public CompletionHandler {
     // (at most NCCL_STEPS are): acknowledged at the sender, arrived at the
     // receiver.
     std::vector<uint8_t> parts_acked, parts_in;
+    std::vector<uint8_t> parts_sent;  // at the sender: parts of each element in flight
   };
   struct RankState {
     uint32_t host = 0;
     uint32_t iter = 0;     // iterations it finished
+    uint32_t phase = 0;    // the phase (sweep size) of its current or next iteration
     bool active = false;   // in an iteration
     Time next_start;       // when its next iteration may start
     uint64_t pending = 0;  // posts and frees its iteration still waits for
@@ -176,11 +200,13 @@ class Collective : public Workload, public CompletionHandler {
   void kick(uint32_t rank);  // the rank's event: all the work its state allows now
   void wake(uint32_t rank, Time at);
   void begin_iteration(uint32_t rank);
+  // Connection c's iteration `in_phase` of phase p.
+  Conn::Current current(uint32_t c, uint32_t p, uint64_t in_phase) const;
   void end_iteration(uint32_t rank);
   void try_send(uint32_t rank, uint32_t conn);
   void use(uint32_t conn, uint64_t elem);
-  // Whether the elements `pe` depends on are usable, in iteration `iter`.
-  bool deps_ready(uint32_t iter, const PlanElement& pe) const;
+  // Whether the elements `pe` depends on are usable, in the rank's current iteration.
+  bool deps_ready(const PlanElement& pe) const;
   void offer(uint32_t conn, uint64_t g);
   void fail(uint32_t rank);
   // Which of its ends ((conn * qps + q) * 2 + 0: the sender's QP q, + 1: the
@@ -188,7 +214,8 @@ class Collective : public Workload, public CompletionHandler {
   uint32_t end_of(uint32_t host, uint32_t qpn) const;
 
   CollectiveSpec spec_;
-  CollectivePlan plan_;
+  std::vector<CollectivePlan> plans_;  // per phase
+  std::vector<uint32_t> first_iter_;   // per phase, and the total at the end
   std::vector<RdmaNic*> nics_;
   std::vector<Conn> conns_;
   // Per (receiving rank, plan channel), rank x channels + channel: its

@@ -56,9 +56,14 @@ struct CollectiveSpec {
   // nccl-tests' "size": the whole buffer for AllReduce, the gathered output
   // for AllGather, the input for ReduceScatter; each rank owns size / n.
   int64_t bytes = 0;
-  uint32_t channels = 1;  // rings side by side, each on QPs of its own
-  uint32_t qps = 1;       // QPs per connection (NCCL_IB_QPS_PER_CONNECTION)
-  uint32_t iterations = 1;
+  uint32_t channels = 1;    // rings side by side, each on QPs of its own
+  uint32_t qps = 1;         // QPs per connection (NCCL_IB_QPS_PER_CONNECTION)
+  uint32_t iterations = 1;  // in all: with a sweep, sizes x (warmup_iters + sweep_iters)
+  // A sweep (docs/collectives.md#sweeps), as nccl-tests runs one: each size
+  // of `sweep_bytes` in turn, warmup_iters untimed iterations then
+  // sweep_iters timed ones, on the same QPs. Empty: one size, `bytes`.
+  std::vector<int64_t> sweep_bytes;
+  uint32_t warmup_iters = 0, sweep_iters = 0;
   Time gap;    // each rank's idle time between its iterations (compute)
   Time start;  // every rank starts its first iteration then
   // The reduction's speed in bytes of input per second (0: free).
@@ -68,6 +73,12 @@ struct CollectiveSpec {
   uint32_t item = 0;                   // the scenario's traffic[item]
   std::shared_ptr<const CcConfig> cc;  // congestion control of its QPs; none if null
   int64_t slot_bytes() const { return buffsize / steps; }
+  // The sizes run one after another (phases): the sweep's, or `bytes` alone.
+  size_t phases() const { return sweep_bytes.empty() ? 1 : sweep_bytes.size(); }
+  int64_t phase_bytes(size_t p) const { return sweep_bytes.empty() ? bytes : sweep_bytes[p]; }
+  uint32_t phase_iterations() const {
+    return sweep_bytes.empty() ? iterations : warmup_iters + sweep_iters;
+  }
   bool operator==(const CollectiveSpec&) const = default;
 };
 

@@ -187,6 +187,50 @@ const ParamTable& background_params() {
   return t;
 }
 
+// An nccl-tests size sweep of a collective (docs/collectives.md#sweeps):
+// the options of all_reduce_perf & co., -b -e -f -i -n -w.
+const ParamTable& sweep_params() {
+  static const ParamTable t = [] {
+    ParamTable f("traffic.collective.sweep", "an nccl-tests size sweep of the collective");
+    f.add("min_bytes", ParamKind::kBytes)
+        .min(Bytes(1))
+        .required()
+        .doc(
+            "the first size (nccl-tests -b); every size is rounded down to a multiple of 4 x n "
+            "x channels, and this one must stay at least that")
+        .source("nccl-tests: -b, --minbytes");
+    f.add("max_bytes", ParamKind::kBytes)
+        .min(Bytes(1))
+        .required()
+        .doc("the last size at most (nccl-tests -e); at least min_bytes")
+        .source("nccl-tests: -e, --maxbytes");
+    f.add("step_factor", ParamKind::kInt)
+        .range(2, 1024)
+        .def(int64_t{2})
+        .doc("each size is the one before times this (nccl-tests -f; not with step_bytes)")
+        .source("nccl-tests: -f, --stepfactor");
+    f.add("step_bytes", ParamKind::kBytes)
+        .min(Bytes(1))
+        .optional("sizes by step_factor")
+        .doc(
+            "each size is the one before plus this, instead of times step_factor (nccl-tests -i "
+            "with -f 1)")
+        .source("nccl-tests: -i, --stepbytes");
+    f.add("iters", ParamKind::kInt)
+        .range(1, 1'000'000)
+        .def(int64_t{20})
+        .doc("timed iterations per size; its time is their mean (nccl-tests -n)")
+        .source("nccl-tests: -n, --iters, default 20");
+    f.add("warmup_iters", ParamKind::kInt)
+        .range(0, 1'000'000)
+        .def(int64_t{5})
+        .doc("untimed iterations per size, before its timed ones (nccl-tests -w)")
+        .source("nccl-tests: -w, --warmup_iters, default 5");
+    return f;
+  }();
+  return t;
+}
+
 // A collective (docs/collectives.md): its own workload, not flows.
 const ParamTable& collective_params() {
   static const ParamTable t = [] {
@@ -199,8 +243,15 @@ const ParamTable& collective_params() {
         .required()
         .doc("the operation, as nccl-tests names it (all_reduce_perf, ...)")
         .source("nccl-tests");
+    f.add_object("sweep", sweep_params())
+        .optional("one size, `size`")
+        .doc(
+            "run sizes from min_bytes to max_bytes one after another, as nccl-tests does, and "
+            "report its table")
+        .source("nccl-tests");
     f.add("size", ParamKind::kBytes)
         .min(Bytes(1))
+        .when_absent("sweep")
         .doc(
             "bytes as nccl-tests reports them: the whole buffer (all_reduce), the gathered output "
             "(all_gather) or the input (reduce_scatter); each rank owns size / n. A multiple of "
@@ -239,6 +290,7 @@ const ParamTable& collective_params() {
     f.add("iterations", ParamKind::kInt)
         .range(1, 1'000'000)
         .def(int64_t{1})
+        .when_absent("sweep")
         .doc("times the collective runs, one after another on every rank");
     f.add("gap", ParamKind::kTime)
         .def(Time::zero())

@@ -20,6 +20,7 @@
 
 #include "sim/cli/progress.h"
 #include "sim/cpus.h"
+#include "sim/output/nccl_tests_table.h"
 #include "sim/output/output_error.h"
 #include "sim/output/output_folder.h"
 #include "sim/output/summary.h"
@@ -362,6 +363,8 @@ int run(const Args& a) {
   write_file_atomic(summary_path.string(), summary_json(sc, r));
   if (!a.quiet) {
     std::cout << human_summary(sc, r);
+    // Each swept collective's table, as nccl-tests prints it.
+    for (const CollectiveResult& c : r.collectives) std::cout << nccl_tests_table(c);
     std::cout << "  wrote " << summary_path.string();
     if (sc.output.trace) std::cout << ", " << trace_path.string();
     std::cout << "\n";

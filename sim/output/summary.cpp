@@ -315,10 +315,29 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
                 {"iterations", c.iterations},
                 {"completed", c.completed},
                 {"per_iteration", std::move(iters)}};
-      if (c.completed > 0) {
+      if (c.completed > 0 && c.sweep.empty()) {
         e["time_us"] = c.time_us;
         e["algbw_gbps"] = c.algbw_gbps;
         e["busbw_gbps"] = c.busbw_gbps;
+      }
+      if (!c.sweep.empty()) {
+        json rows = json::array();
+        for (const CollectiveResult::SweepRow& w : c.sweep) {
+          json row = {{"size_bytes", w.bytes},
+                      {"count", w.count},
+                      {"first_iteration", w.first_iteration},
+                      {"iters", w.iters},
+                      {"done", w.done}};
+          if (w.done) {
+            row["time_us"] = w.time_us;
+            row["algbw_gbps"] = w.algbw_gbps;
+            row["busbw_gbps"] = w.busbw_gbps;
+          }
+          rows.push_back(std::move(row));
+        }
+        e["warmup_iters"] = c.warmup_iters;
+        e["sweep"] = std::move(rows);
+        e["avg_busbw_gbps"] = c.avg_busbw_gbps;
       }
       colls.push_back(std::move(e));
     }
@@ -402,10 +421,11 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
     out += fmt::format("  {}: {} {} of {} on {} ranks, {} channel(s): {} of {} iterations", c.name,
                        c.algorithm, c.op, to_string(Bytes(c.bytes)), c.ranks, c.channels,
                        c.completed, c.iterations);
-    if (c.completed > 0) {
+    if (c.completed > 0 && c.sweep.empty()) {
       out += fmt::format("; time {:.2f} us, algbw {:.2f} GB/s, busbw {:.2f} GB/s", c.time_us,
                          c.algbw_gbps, c.busbw_gbps);
     }
+    if (!c.sweep.empty()) out += fmt::format("; {} sizes", c.sweep.size());
     out += "\n";
   }
   out += fmt::format("  drops: {}; PFC frames: {}; ECN marks: {}; peak switch buffer {:.1f} KB",

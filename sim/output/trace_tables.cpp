@@ -158,6 +158,17 @@ RDMASIM_TABLE(CollectiveStepRow, "collective_steps",               //
               RDMASIM_COLUMN(CollectiveStepRow, end, "ps"),        //
               RDMASIM_COLUMN(CollectiveStepRow, bytes, "bytes"))
 
+RDMASIM_TABLE(CollectiveSweepRow, "collective_sweep",                   //
+              RDMASIM_COLUMN(CollectiveSweepRow, item, ""),             //
+              RDMASIM_COLUMN(CollectiveSweepRow, first_iteration, ""),  //
+              RDMASIM_COLUMN(CollectiveSweepRow, iters, ""),            //
+              RDMASIM_COLUMN(CollectiveSweepRow, done, ""),             //
+              RDMASIM_COLUMN(CollectiveSweepRow, size_bytes, "bytes"),  //
+              RDMASIM_COLUMN(CollectiveSweepRow, count, ""),            //
+              RDMASIM_COLUMN(CollectiveSweepRow, time_us, "us"),        //
+              RDMASIM_COLUMN(CollectiveSweepRow, algbw_gbps, "GB/s"),   //
+              RDMASIM_COLUMN(CollectiveSweepRow, busbw_gbps, "GB/s"))
+
 RDMASIM_TABLE(DeadlockRow, "deadlock",                       //
               RDMASIM_COLUMN(DeadlockRow, node, "node id"),  //
               RDMASIM_COLUMN(DeadlockRow, port, ""),         //
@@ -167,9 +178,11 @@ RDMASIM_TABLE(DeadlockRow, "deadlock",                       //
 
 const std::vector<const TraceTable*>& all_tables() {
   static const std::vector<const TraceTable*> t = {
-      &NodeRow::table(), &FlowRow::table(),  &LinkRow::table(),           &PfcRow::table(),
-      &DropRow::table(), &QueueRow::table(), &LinkSampleRow::table(),     &QueueTotalsRow::table(),
-      &CcRow::table(),   &PathRow::table(),  &CollectiveStepRow::table(), &DeadlockRow::table(),
+      &NodeRow::table(),       &FlowRow::table(),           &LinkRow::table(),
+      &PfcRow::table(),        &DropRow::table(),           &QueueRow::table(),
+      &LinkSampleRow::table(), &QueueTotalsRow::table(),    &CcRow::table(),
+      &PathRow::table(),       &CollectiveStepRow::table(), &CollectiveSweepRow::table(),
+      &DeadlockRow::table(),
   };
   return t;
 }

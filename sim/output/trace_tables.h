@@ -133,6 +133,18 @@ struct CollectiveStepRow {
   static const TraceTable& table();
 };
 
+// One size of a collective's sweep (docs/collectives.md#sweeps): the row
+// nccl-tests prints for it.
+struct CollectiveSweepRow {
+  uint32_t item;             // the traffic[item] of the collective
+  uint32_t first_iteration;  // its first timed iteration (/collective_steps' iteration)
+  uint32_t iters;            // timed iterations
+  uint32_t done;             // 1 if they all finished
+  int64_t size_bytes, count;
+  double time_us, algbw_gbps, busbw_gbps;  // 0 if not done
+  static const TraceTable& table();
+};
+
 struct DeadlockRow {
   uint32_t node, port;
   uint8_t priority;

@@ -386,6 +386,23 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       }
     }
     write_table(file, rows, str, dcpl);
+    std::vector<CollectiveSweepRow> sweep;
+    for (const CollectiveResult& c : r.collectives) {
+      for (const CollectiveResult::SweepRow& w : c.sweep) {
+        CollectiveSweepRow row{};
+        row.item = c.item;
+        row.first_iteration = w.first_iteration;
+        row.iters = w.iters;
+        row.done = w.done ? 1 : 0;
+        row.size_bytes = w.bytes;
+        row.count = w.count;
+        row.time_us = w.time_us;
+        row.algbw_gbps = w.algbw_gbps;
+        row.busbw_gbps = w.busbw_gbps;
+        sweep.push_back(row);
+      }
+    }
+    if (!sweep.empty()) write_table(file, sweep, str, dcpl);
   }
 
   if (r.deadlock.detected) {

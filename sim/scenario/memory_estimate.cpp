@@ -121,10 +121,14 @@ MemoryEstimate estimate_memory(const Scenario& sc, int64_t loaded_bytes) {
     pairs += conns * c.qps;
     if (c.cc) cc_pairs += conns * c.qps;
     const uint64_t steps = tree ? 2 : c.op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
-    // Bytes a connection carries per step: a ring's chunk, a tree's half.
-    const int64_t per_step = c.bytes / static_cast<int64_t>(tree ? 2 * c.channels : n * c.channels);
-    const auto slots = static_cast<uint64_t>((per_step + c.slot_bytes() - 1) / c.slot_bytes());
-    coll_elems += conns * (tree ? 1 : steps) * slots;
+    // Bytes a connection carries per step: a ring's chunk, a tree's half
+    // (a plan per size of a sweep).
+    for (size_t p = 0; p < c.phases(); ++p) {
+      const int64_t per_step =
+          c.phase_bytes(p) / static_cast<int64_t>(tree ? 2 * c.channels : n * c.channels);
+      const auto slots = static_cast<uint64_t>((per_step + c.slot_bytes() - 1) / c.slot_bytes());
+      coll_elems += conns * (tree ? 1 : steps) * slots;
+    }
     coll_steps += uint64_t{c.iterations} * n * steps;
   }
   constexpr int64_t kPerElement = 48;   // PlanElement and its ready time

@@ -109,6 +109,23 @@ struct CollectiveResult {
   };
   std::vector<Step> step_rows;
   std::vector<int64_t> rank_bytes_received;  // over all iterations
+  // A sweep (docs/collectives.md#sweeps): one row per size, as nccl-tests
+  // prints it; empty without a sweep. time_us is the mean of the size's
+  // timed iterations, from the first rank's start of the first to the last
+  // rank's end of the last, over their number (nccl-tests times them
+  // together and divides); 0 and not done if one did not finish.
+  struct SweepRow {
+    int64_t bytes = 0, count = 0;  // nccl-tests' size and count (float elements)
+    uint32_t first_iteration = 0;  // its first timed iteration
+    uint32_t iters = 0;
+    bool done = false;
+    double time_us = 0, algbw_gbps = 0, busbw_gbps = 0;
+  };
+  std::vector<SweepRow> sweep;
+  uint32_t warmup_iters = 0;
+  // nccl-tests' "Avg bus bandwidth": busbw over every size and both columns
+  // (in-place = out-of-place here), over the finished sizes.
+  double avg_busbw_gbps = 0;
 };
 
 struct LinkResult {

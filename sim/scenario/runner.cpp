@@ -491,7 +491,10 @@ void collect_collectives(RunResult& r, const Workloads& workloads) {
     cr.completed = static_cast<uint32_t>(c->completed());
     const double factor = bus_factor(s.op, cr.ranks);
     Time sum;
+    size_t phase = 0;
     for (uint32_t i = 0; i < s.iterations; ++i) {
+      while (i >= c->phase_first_iteration(phase + 1)) ++phase;
+      const auto bytes = static_cast<double>(s.phase_bytes(phase));
       CollectiveResult::Iteration it;
       it.start = c->iteration_start(i);
       it.end = c->iteration_end(i);
@@ -500,12 +503,36 @@ void collect_collectives(RunResult& r, const Workloads& workloads) {
         const Time t = it.end - it.start;
         sum += t;
         it.time_us = t.in_us();
-        it.algbw_gbps = static_cast<double>(s.bytes) / t.in_seconds() * 1e-9;
+        it.algbw_gbps = bytes / t.in_seconds() * 1e-9;
         it.busbw_gbps = it.algbw_gbps * factor;
       }
       cr.iters.push_back(it);
     }
-    if (cr.completed > 0) {
+    // A sweep: per size, its timed iterations together over their number.
+    cr.warmup_iters = s.warmup_iters;
+    uint32_t sizes_done = 0;
+    for (size_t p = 0; !s.sweep_bytes.empty() && p < s.phases(); ++p) {
+      CollectiveResult::SweepRow row;
+      row.bytes = s.sweep_bytes[p];
+      // nccl-tests' count: all_reduce's whole buffer, the per-rank part otherwise.
+      row.count = row.bytes / 4 / (s.op == CollectiveOp::kAllReduce ? 1 : int64_t{cr.ranks});
+      row.first_iteration = c->phase_first_iteration(p) + s.warmup_iters;
+      row.iters = s.sweep_iters;
+      const Time end = c->iteration_end(row.first_iteration + row.iters - 1);
+      row.done = !end.is_infinite();
+      if (row.done) {
+        const double t_s = (end - c->iteration_start(row.first_iteration)).in_seconds() / row.iters;
+        row.time_us = t_s * 1e6;
+        row.algbw_gbps = static_cast<double>(row.bytes) / t_s * 1e-9;
+        row.busbw_gbps = row.algbw_gbps * factor;
+        // Both columns, as nccl-tests adds them (in-place = out-of-place).
+        cr.avg_busbw_gbps += 2 * row.busbw_gbps;
+        sizes_done += 2;
+      }
+      cr.sweep.push_back(row);
+    }
+    if (sizes_done > 0) cr.avg_busbw_gbps /= sizes_done;
+    if (cr.completed > 0 && s.sweep_bytes.empty()) {
       const double mean_s = sum.in_seconds() / cr.completed;
       cr.time_us = mean_s * 1e6;
       cr.algbw_gbps = static_cast<double>(s.bytes) / mean_s * 1e-9;

@@ -264,6 +264,54 @@ std::vector<uint32_t> read_ranks(JsonReader& r, const Topology& t, RngStream& rn
   return read_host_set(r, "ranks", t, HostSetRules::at_least(2), &rng);
 }
 
+// nccl-tests' sizes (common.cu: from -b while at most -e, times -f or plus
+// -i), each rounded down to a multiple of `unit` (4 x ranks x channels: the
+// model splits the buffer evenly; nccl-tests rounds to its element count).
+// Sets the spec's sweep, `bytes` (the largest size) and `iterations` (all).
+constexpr size_t kMaxSweepSizes = 256;
+void read_sweep(JsonReader& r, CollectiveSpec& c, int64_t unit) {
+  JsonReader w = r.object("sweep");
+  const int64_t lo = w.bytes("min_bytes").count();
+  const int64_t hi = w.bytes("max_bytes").count();
+  const auto factor = w.integer("step_factor");
+  const bool by_bytes = w.has("step_bytes");
+  if (by_bytes && w.has("step_factor")) {
+    w.fail("step_bytes", "is given with step_factor", "one of step_factor and step_bytes");
+  }
+  const int64_t step = by_bytes ? w.bytes("step_bytes").count() : 0;
+  c.sweep_iters = static_cast<uint32_t>(w.integer("iters"));
+  c.warmup_iters = static_cast<uint32_t>(w.integer("warmup_iters"));
+  if (lo > hi) {
+    w.fail("max_bytes", to_string(Bytes(hi)) + " is below min_bytes " + to_string(Bytes(lo)),
+           "at least min_bytes");
+  }
+  if (lo < unit) {
+    w.fail("min_bytes",
+           to_string(Bytes(lo)) +
+               " rounds down to 0: a size is a multiple of 4 x ranks x "
+               "channels",
+           "at least " + std::to_string(unit) + " bytes");
+  }
+  for (int64_t s = lo; s <= hi;) {
+    if (c.sweep_bytes.size() == kMaxSweepSizes) {
+      w.fail(by_bytes ? "step_bytes" : "step_factor",
+             "makes more than " + std::to_string(kMaxSweepSizes) + " sizes",
+             "a larger step or a narrower range");
+    }
+    c.sweep_bytes.push_back(s / unit * unit);
+    if (by_bytes ? s > hi - step : s > hi / factor) break;
+    s = by_bytes ? s + step : s * factor;
+  }
+  w.finish();
+  c.bytes = *std::max_element(c.sweep_bytes.begin(), c.sweep_bytes.end());
+  const uint64_t total = uint64_t{c.sweep_bytes.size()} * (c.warmup_iters + c.sweep_iters);
+  if (total > 1'000'000) {
+    w.fail("iters", std::to_string(total) + " iterations in all (sizes x (warmup_iters + iters))",
+           "at most 1000000");
+  }
+  c.iterations = static_cast<uint32_t>(total);
+}
+
 CollectiveSpec read_collective(JsonReader& r, const Topology& t, const std::string& name,
                                BitRate slowest_link, RngStream& rng) {
   CollectiveSpec c;
@@ -276,15 +324,19 @@ CollectiveSpec read_collective(JsonReader& r, const Topology& t, const std::stri
   c.ranks = read_ranks(r, t, rng);
   c.channels = static_cast<uint32_t>(r.integer("channels"));
   c.qps = static_cast<uint32_t>(r.integer("qps_per_connection"));
-  c.bytes = r.bytes("size").count();
   const int64_t unit = 4 * static_cast<int64_t>(c.ranks.size()) * c.channels;
-  if (c.bytes % unit != 0) {
-    r.fail("size",
-           to_string(Bytes(c.bytes)) + " does not split into " + std::to_string(c.ranks.size()) +
-               " ranks x " + std::to_string(c.channels) + " channel(s) of float32 elements",
-           "a multiple of 4 x ranks x channels = " + std::to_string(unit) + " bytes");
+  if (r.has("sweep")) {
+    read_sweep(r, c, unit);
+  } else {
+    c.bytes = r.bytes("size").count();
+    if (c.bytes % unit != 0) {
+      r.fail("size",
+             to_string(Bytes(c.bytes)) + " does not split into " + std::to_string(c.ranks.size()) +
+                 " ranks x " + std::to_string(c.channels) + " channel(s) of float32 elements",
+             "a multiple of 4 x ranks x channels = " + std::to_string(unit) + " bytes");
+    }
+    c.iterations = static_cast<uint32_t>(r.integer("iterations"));
   }
-  c.iterations = static_cast<uint32_t>(r.integer("iterations"));
   c.gap = r.time("gap");
   c.start = r.time("start");
   check_end(r, "gap", c.start, c.gap, c.iterations);
@@ -303,12 +355,14 @@ CollectiveSpec read_collective(JsonReader& r, const Topology& t, const std::stri
   // 2(n-1)/n, rounded up), all iterations of it at the slowest link, and
   // its reductions at reduce_rate, each within kMaxTime; its elements (one
   // per slot of nccl_buffsize / nccl_steps) are counted in 32 bits.
+  // A sweep's bounds are those of its largest size times all its iterations.
   const __int128 conn_bytes = static_cast<__int128>(c.bytes) * 2 / c.channels;
   const auto takes_ps = [](__int128 bytes, BitRate rate) {
     return bytes * 8 * 1'000'000'000'000 / rate.in_bps();
   };
+  const std::string size_key = c.sweep_bytes.empty() ? "size" : "sweep";
   if (takes_ps(conn_bytes * c.iterations, slowest_link) > kMaxTime.in_ps()) {
-    r.fail("size",
+    r.fail(size_key,
            to_string(Bytes(c.bytes)) + " x " + std::to_string(c.iterations) + " iteration(s) at " +
                to_string(slowest_link) + " takes longer than " + to_string(kMaxTime),
            "a collective whose transfers take at most " + to_string(kMaxTime));
@@ -321,7 +375,7 @@ CollectiveSpec read_collective(JsonReader& r, const Topology& t, const std::stri
            "a rate at which the reductions take at most " + to_string(kMaxTime));
   }
   const int64_t slot = c.buffsize / c.steps;
-  if (conn_bytes / slot + 1 > static_cast<__int128>(UINT32_MAX / 4)) {
+  if ((conn_bytes / slot + 1) * c.iterations > static_cast<__int128>(UINT32_MAX / 4)) {
     r.fail("nccl_buffsize",
            to_string(Bytes(c.buffsize)) + " / " + std::to_string(c.steps) +
                " steps makes more than 2^30 slot transfers per connection",

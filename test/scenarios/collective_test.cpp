@@ -10,6 +10,7 @@
 #include "models/collective/collective.h"
 #include "models/traffic/flow_generator.h"
 #include "models/traffic/workload.h"
+#include "sim/output/nccl_tests_table.h"
 #include "sim/scenario/runner.h"
 #include "test/support/imm_workload.h"
 #include "test/support/run_helpers.h"
@@ -417,4 +418,137 @@ TEST_CASE(
     CHECK(ports[i][0] != ports[i][2]);
     CHECK(ports[i][1] != ports[i][2]);
   }
+}
+
+namespace {
+
+// An nccl-tests sweep over five ranks of a star, two channels: sizes 16, 64
+// and 256 KiB rounded down to multiples of 4 x 5 x 2 = 40 bytes.
+std::string sweep_collective(const std::string& sweep) {
+  return star(6, "1us",
+              R"({"kind": "collective", "op": "all_reduce", "ranks": [1, 2, 3, 4, 5],
+                  "channels": 2, "nccl_buffsize": "256KiB", "sweep": )" +
+                  sweep + "}");
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sweep: sizes rounded to 4 n channels, time the timed iterations over their number, algbw "
+    "and busbw as nccl-tests, same on 1-3 threads",
+    "[scenario][collective][sweep]") {
+  const Scenario sc = load_scenario_text(
+      sweep_collective(R"({"min_bytes": "16KiB", "max_bytes": "256KiB", "step_factor": 4,
+                          "iters": 2, "warmup_iters": 1})"),
+      "sweep");
+  const std::vector<RunResult> runs = run_on_1_2_3_threads(sc);
+  const CollectiveResult& c = runs[0].collectives.at(0);
+  const uint32_t n = 5;
+  REQUIRE(c.sweep.size() == 3);
+  CHECK(c.iterations == 3 * (1 + 2));
+  CHECK(c.completed == 9);
+  const std::vector<int64_t> sizes = {16360, 65520, 262120};
+  double avg = 0;
+  for (size_t p = 0; p < 3; ++p) {
+    const CollectiveResult::SweepRow& w = c.sweep[p];
+    INFO("size " << p);
+    CHECK(w.bytes == sizes[p]);
+    CHECK(w.count == sizes[p] / 4);  // float elements of the whole buffer (all_reduce)
+    CHECK(w.first_iteration == p * 3 + 1);
+    CHECK(w.iters == 2);
+    REQUIRE(w.done);
+    // nccl-tests times the timed iterations together and divides: from the
+    // first rank's start of the first to the last rank's end of the last.
+    const Time span = c.iters[w.first_iteration + 1].end - c.iters[w.first_iteration].start;
+    const double t = span.in_seconds() / 2;
+    CHECK(w.time_us == t * 1e6);
+    CHECK(w.algbw_gbps == static_cast<double>(sizes[p]) / t * 1e-9);
+    CHECK(w.busbw_gbps == w.algbw_gbps * (2.0 * (n - 1) / n));
+    avg += w.busbw_gbps;
+  }
+  // nccl-tests' "Avg bus bandwidth": over every size and both columns (equal).
+  CHECK(c.avg_busbw_gbps == Approx(avg / 3).epsilon(1e-15));
+  // The sizes follow one another on every rank.
+  for (size_t i = 0; i + 1 < c.iters.size(); ++i) CHECK(c.iters[i + 1].start >= c.iters[i].start);
+  check_same_as_first(runs);
+}
+
+TEST_CASE(
+    "sweep: a swept size's time equals that size run alone with warmup_iters + iters "
+    "iterations, the last iters timed, to the picosecond",
+    "[scenario][collective][sweep]") {
+  // No barrier between sizes (docs/collectives.md#sweeps): a size's timed
+  // loop starts with the ranks as skewed as the iteration before left them,
+  // so the comparison is with the same size after the same number of
+  // iterations; nothing of the previous size carries over on a star.
+  const Ran swept = run_text(sweep_collective(
+      R"({"min_bytes": "16KiB", "max_bytes": "256KiB", "step_factor": 4, "iters": 2,
+          "warmup_iters": 1})"));
+  REQUIRE(swept.result.status == RunStatus::kComplete);
+  const CollectiveResult& c = swept.result.collectives.at(0);
+  for (const CollectiveResult::SweepRow& w : c.sweep) {
+    INFO("size " << w.bytes);
+    const Ran alone = run_text(star(6, "1us",
+                                    R"({"kind": "collective", "op": "all_reduce",
+                                        "ranks": [1, 2, 3, 4, 5], "channels": 2,
+                                        "nccl_buffsize": "256KiB", "iterations": 3, "size": )" +
+                                        std::to_string(w.bytes) + "}"));
+    REQUIRE(alone.result.status == RunStatus::kComplete);
+    const CollectiveResult& a = alone.result.collectives.at(0);
+    const Time t_swept = c.iters[w.first_iteration + 1].end - c.iters[w.first_iteration].start;
+    const Time t_alone = a.iters[2].end - a.iters[1].start;
+    CHECK(t_swept == t_alone);
+  }
+}
+
+TEST_CASE("sweep: the table has nccl-tests' header lines, column ends and number formats",
+          "[quick][collective][sweep]") {
+  // A row and the header of all_reduce_perf as nccl-tests prints them
+  // (common.cu's formats; -c 0 prints N/A for #wrong).
+  const std::string header =
+      "#                                                              out-of-place            "
+      "           in-place\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            "
+      "(us)  (GB/s)  (GB/s)\n";
+  const std::string nccl_row =
+      "   134217728      33554432     float     sum      -1   1211.2  110.81  110.81    N/A   "
+      "1211.2  110.81  110.81    N/A";
+  CollectiveResult c;
+  c.name = "ar";
+  c.op = "all_reduce";
+  c.ranks = 2;
+  c.warmup_iters = 5;
+  CollectiveResult::SweepRow w;
+  w.bytes = 134217728;
+  w.count = 33554432;
+  w.iters = 20;
+  w.done = true;
+  w.time_us = 1211.2;
+  w.algbw_gbps = 110.81;
+  w.busbw_gbps = 110.81;
+  c.sweep.push_back(w);
+  c.avg_busbw_gbps = 110.81;
+  const std::string table = nccl_tests_table(c);
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < table.size();) {
+    const size_t end = table.find('\n', at);
+    std::string line = table.substr(at, end - at);
+    line.erase(line.find_last_not_of(' ') + 1);  // nccl-tests pads its header lines
+    lines.push_back(line);
+    at = end + 1;
+  }
+  REQUIRE(lines.size() == 8);
+  CHECK(lines[1] == "#");
+  CHECK(lines[2] + "\n" + lines[3] + "\n" + lines[4] + "\n" == header);
+  CHECK(lines[5] == nccl_row);
+  CHECK(lines[6] == "# Avg bus bandwidth    : 110.81");
+  CHECK(lines[7] == "#");
+  // The time column's three formats, and all_gather's redop.
+  CHECK(nccl_tests_time(22.0712) == "  22.07");
+  CHECK(nccl_tests_time(154.43) == "  154.4");
+  CHECK(nccl_tests_time(12345.6) == "  12346");
+  c.op = "all_gather";
+  CHECK(nccl_tests_table(c).find("     float    none      -1") != std::string::npos);
 }
