@@ -165,6 +165,18 @@ class Switch : public Node, private ControlSink {
   bool egress_paused(uint32_t port, uint8_t prio) const {
     return ports_[port].fc.paused(prio, ctx().now());
   }
+  // Why egress (port, prio) cannot send its head packet now, for the
+  // deadlock detector: kPause, paused by PFC; kCredits, its head packet
+  // needs more credits than the downstream VL buffer has granted (which is
+  // not the same as none left: a 65-block packet waits with 64 granted).
+  BlockedBy egress_blocked(uint32_t port, uint8_t prio) const {
+    const Port& pt = ports_[port];
+    const Time now = ctx().now();
+    if (!pt.fc.credited()) return pt.fc.paused(prio, now) ? BlockedBy::kPause : BlockedBy::kNone;
+    if (pt.queues.empty(prio)) return BlockedBy::kNone;
+    return pt.fc.may_send(prio, pt.queues.packet(prio, 0), now) ? BlockedBy::kNone
+                                                                : BlockedBy::kCredits;
+  }
   // The link-level flow control of a port (PFC or credits).
   const PortFlowControl& flow_control(uint32_t port) const { return ports_[port].fc; }
   // When egress (port, prio) last started sending a frame.

@@ -327,7 +327,10 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
   if (r.deadlock.detected) {
     json cycle = json::array();
     for (const DeadlockQueue& q : r.deadlock.cycle) {
-      cycle.push_back({{"node", q.name}, {"port", q.port}, {"priority", q.priority}});
+      cycle.push_back({{"node", q.name},
+                       {"port", q.port},
+                       {"priority", q.priority},
+                       {"blocked_by", blocked_by_name(q.blocked_by)}});
     }
     j["deadlock"] = {{"detected_at_ps", r.deadlock.at.in_ps()}, {"cycle", std::move(cycle)}};
   }

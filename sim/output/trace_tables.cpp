@@ -161,7 +161,8 @@ RDMASIM_TABLE(CollectiveStepRow, "collective_steps",               //
 RDMASIM_TABLE(DeadlockRow, "deadlock",                       //
               RDMASIM_COLUMN(DeadlockRow, node, "node id"),  //
               RDMASIM_COLUMN(DeadlockRow, port, ""),         //
-              RDMASIM_COLUMN(DeadlockRow, priority, ""))
+              RDMASIM_COLUMN(DeadlockRow, priority, ""),     //
+              RDMASIM_COLUMN(DeadlockRow, blocked_by, ""))
 
 #undef RDMASIM_TABLE
 

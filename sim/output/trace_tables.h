@@ -136,6 +136,7 @@ struct CollectiveStepRow {
 struct DeadlockRow {
   uint32_t node, port;
   uint8_t priority;
+  const char* blocked_by;  // "paused" (PFC) or "credits" (InfiniBand)
   static const TraceTable& table();
 };
 
