@@ -73,6 +73,7 @@ struct QueueCounters {
   int64_t peak_bytes = 0;
   uint64_t watchdog_triggers = 0;
   uint64_t hoq_discards = 0;  // InfiniBand: head-of-queue lifetime passed
+  Time xmit_wait;             // InfiniBand: PortVLXmitWait, time its head waited for credits
 };
 
 // OpenSM's head-of-queue lifetime encoding: 4.096 us x 2^value; a value of
@@ -250,6 +251,9 @@ class Switch : public Node, private ControlSink {
       events.assign(lanes, QueueEvents{});
     }
   };
+  // PortXmitWait: tells each lane of credited port `pt` whether its head
+  // packet waits for credits now.
+  [[gnu::cold]] void note_credit_waits(Port& pt, Time now);
   // Head-of-queue lifetime: lane `prio` of port `pt` has a new head now.
   void new_head(Port& pt, uint8_t prio, Time now);
   void on_hoq_timer();

@@ -120,6 +120,8 @@ RDMASIM_TABLE(QueueTotalsRow, "queue_totals",                                //
               RDMASIM_COLUMN(QueueTotalsRow, drop_egress_limit, "packets"),  //
               RDMASIM_COLUMN(QueueTotalsRow, drop_watchdog, "packets"),      //
               RDMASIM_COLUMN(QueueTotalsRow, watchdog_triggers, ""),         //
+              RDMASIM_COLUMN(QueueTotalsRow, hoq_discards, "packets"),       //
+              RDMASIM_COLUMN(QueueTotalsRow, xmit_wait_ps, "ps"),            //
               RDMASIM_COLUMN(QueueTotalsRow, window_mean_bytes, "bytes"),    //
               RDMASIM_COLUMN(QueueTotalsRow, window_peak_bytes, "bytes"))
 

@@ -333,6 +333,8 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
                                drops(DropReason::kEgressLimit),
                                drops(DropReason::kWatchdog),
                                c.watchdog_triggers,
+                               c.hoq_discards,
+                               c.xmit_wait.in_ps(),
                                q.window_mean_bytes,
                                q.window_peak_bytes};
     }
