@@ -125,6 +125,26 @@ class Credits final : public LinkFlowControl {
   // be used (the holder re-checks then).
   Time on_control_frame(const Packet& f, Time now);
   uint64_t blocks_sent(uint8_t lane) const { return lane_[lane].sent; }
+  // PortXmitWait per VL (IBA ch. 16, PortXmitWait / PortVLXmitWait): the
+  // time `lane` had a packet to send that it could not send for lack of
+  // credits. The holder says, whenever it chooses a frame and when a packet
+  // reaches an empty lane, whether the lane's head waits for credits now.
+  void note_waiting(uint8_t lane, bool waiting, Time now) {
+    if (lane >= lanes()) return;
+    Lane& l = lane_[lane];
+    if (waiting == !l.wait_since.is_infinite()) return;
+    if (waiting) {
+      l.wait_since = now;
+    } else {
+      l.xmit_wait += now - l.wait_since;
+      l.wait_since = Time::infinite();
+    }
+  }
+  // The time `lane` has waited for credits up to `now`.
+  Time xmit_wait(uint8_t lane, Time now) const {
+    const Lane& l = lane_[lane];
+    return l.wait_since.is_infinite() ? l.xmit_wait : l.xmit_wait + (now - l.wait_since);
+  }
   BlockedBy blocked(uint8_t lane, Time now) const override {
     return lane < lanes() && lane_[lane].sent >= limit(lane, now) ? BlockedBy::kCredits
                                                                   : BlockedBy::kNone;
@@ -159,9 +179,11 @@ class Credits final : public LinkFlowControl {
   };
   struct Lane {
     // transmit
-    uint64_t sent = 0;    // FCTBS
-    uint64_t limit = 0;   // FCCL in effect (before `pending`)
-    Ring<Grant> pending;  // received grants not yet usable, oldest first
+    uint64_t sent = 0;                   // FCTBS
+    uint64_t limit = 0;                  // FCCL in effect (before `pending`)
+    Ring<Grant> pending;                 // received grants not yet usable, oldest first
+    Time wait_since = Time::infinite();  // its head has waited for credits since then
+    Time xmit_wait;                      // time waited for credits before wait_since
     // receive
     uint64_t occupied = 0;  // blocks in the buffer
     uint64_t abr = 0;       // blocks received (adjusted to the sender's FCTBS)

@@ -149,6 +149,14 @@ class PortFlowControl {
       credits_->on_departure(lane, wire);
     }
   }
+  // PortXmitWait (credits only; Credits::note_waiting): whether `lane`'s
+  // head packet waits for credits now, and the time it has so waited.
+  void note_waiting(uint8_t lane, bool waiting, Time now) {
+    if (credits_) credits_->note_waiting(lane, waiting, now);
+  }
+  Time xmit_wait(uint8_t lane, Time now) const {
+    return credits_ && lane < credits_->lanes() ? credits_->xmit_wait(lane, now) : Time::zero();
+  }
   bool holding(uint8_t lane) const { return policy().holding(lane); }
   BlockedBy blocked(uint8_t lane, Time now) const { return policy().blocked(lane, now); }
   // PFC only: keep the neighbour paused until `until` (a storm fault).

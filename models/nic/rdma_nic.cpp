@@ -121,6 +121,8 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
   const Time now = ctx().now();
   // PFC frames are MAC control frames: never paused, ahead of everything.
   if (!ps.pfc_out.empty()) return ps.pfc_out.pop_front();
+  if (ps.fc.credited()) [[unlikely]]
+    note_credit_waits(ps, now);
   Time blocked_until = Time::infinite();
   // Control packets by priority, highest first (only the non-empty rings).
   for (uint32_t m = ps.control_mask; m != 0;) {
@@ -197,6 +199,21 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
   // Something waits for a pause to end: pull again then.
   if (!blocked_until.is_infinite()) port(port_index).wake_at(blocked_until);
   return {};
+}
+
+// PortXmitWait: whether each VL of a credited port waits for credits now,
+// told when the port chooses a frame: the data VL when a QP has data but
+// the credits do not cover the largest packet (a packet is built only
+// then), a control packet's VL when its first one does not fit.
+void RdmaNic::note_credit_waits(PortState& ps, Time now) {
+  uint32_t waiting = 0;
+  if (!ps.active.empty() && !ps.fc.may_send_wire(cfg_.data_priority, max_data_wire_, now))
+    waiting |= 1U << cfg_.data_priority;
+  for (uint32_t m = ps.control_mask; m != 0; m &= m - 1) {
+    const auto prio = static_cast<uint8_t>(__builtin_ctz(m));
+    if (!ps.fc.may_send(prio, *ps.control[prio].front(), now)) waiting |= 1U << prio;
+  }
+  for (uint8_t l = 0; l < ps.fc.lanes(); ++l) ps.fc.note_waiting(l, ((waiting >> l) & 1) != 0, now);
 }
 
 Time RdmaNic::next_pull(uint32_t port_index, Time frame_end) const {

@@ -313,6 +313,8 @@ class RdmaNic : public Node, private ControlSink {
   Time base_timeout_;
   std::vector<std::unique_ptr<QpSlot>> qps_;
   std::vector<std::unique_ptr<PortState>> ports_;
+  // PortXmitWait (credited ports): tells each VL whether it waits for credits now.
+  [[gnu::cold]] void note_credit_waits(PortState& ps, Time now);
   NicCounters counters_;
   bool checks_ = false;        // sim().checks(), read at setup
   uint8_t lossless_mask_ = 0;  // set_lossless()

@@ -31,12 +31,12 @@ void DeadlockDetector::check() {
 
   // Stuck queues.
   std::map<Key, int> state;          // 0 unvisited, 1 on the DFS stack, 2 done
-  bool paused_with_packets = false;  // a queue that could become stuck
+  bool paused_with_packets = false;  // a queue that could become stuck (paused or credit-blocked)
   for (uint32_t i = 0; i < switches_.size(); ++i) {
     const Switch& s = *switches_[i];
     for (uint32_t p = 0; p < s.num_ports(); ++p) {
       for (uint8_t q = 0; q < s.lanes(); ++q) {
-        if (s.egress(p).empty(q) || !s.egress_paused(p, q)) continue;
+        if (s.egress(p).empty(q) || s.egress_blocked(p, q) == BlockedBy::kNone) continue;
         paused_with_packets = true;
         if (now - s.last_tx(p, q) < timeout_) continue;
         state[{i, p, q}] = 0;
@@ -95,7 +95,8 @@ void DeadlockDetector::check() {
 
   if (!found.empty()) {
     for (const auto& [i, p, q] : found) {
-      cycle_.push_back({switches_[i]->id(), switches_[i]->name(), p, q});
+      cycle_.push_back(
+          {switches_[i]->id(), switches_[i]->name(), p, q, switches_[i]->egress_blocked(p, q)});
     }
     detected_at_ = now;
     if (stop_) sim().request_stop();

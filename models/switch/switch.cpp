@@ -196,6 +196,7 @@ QueueCounters Switch::queue_counters(uint32_t port, uint8_t prio) const {
   c.peak_bytes = pt.queues.peak_bytes(prio);
   c.watchdog_triggers = e.watchdog_triggers;
   c.hoq_discards = e.hoq_discards;
+  c.xmit_wait = pt.fc.xmit_wait(prio, ctx().now());
   return c;
 }
 
@@ -249,6 +250,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
     pt.queues.cache_allowed(0, Time::zero());  // what may be sent has changed
     if (p->kind != PacketKind::kPfc) {
       ++counters_.fc_received;
+      note_credit_waits(pt, ctx().now());
       if (!recheck.is_infinite()) this->port(port).wake_at(recheck);
       return;
     }
@@ -341,8 +343,10 @@ void Switch::forward(PacketHandle p) {
   ++hot_.forwarded;
   Port& pt = hot_.ports[out];
   pt.queues.push(prio, std::move(p));
-  if (pt.fc.credited() && !pt.head_since.empty() && pt.queues.packets(prio) == 1) [[unlikely]]
-    new_head(pt, prio, ctx().now());
+  if (pt.fc.credited()) [[unlikely]] {
+    if (!pt.head_since.empty() && pt.queues.packets(prio) == 1) new_head(pt, prio, ctx().now());
+    note_credit_waits(pt, ctx().now());
+  }
   // Into a paused queue: no pull now, it would find nothing; a pull when the
   // pause may end instead (a resume frame brings it forward; without one,
   // the pause simply expires). No earlier pull need have scheduled it: the
@@ -386,6 +390,8 @@ PacketHandle Switch::next_packet(uint32_t port) {
   if (q.has_control()) return q.pop_control();
   if (q.nonempty_mask() == 0) return {};
   const Time now = ctx().now();
+  if (pt.fc.credited()) [[unlikely]]
+    note_credit_waits(pt, now);
   PacketHandle p = q.pop(allowed(pt, now), cfg_, now);
   if (!p) {
     // All that is queued is paused: pull again when a pause may end, even if
@@ -501,6 +507,13 @@ void Switch::emit_link_control(uint32_t port, PacketHandle frame) {
   this->port(port).wake();
 }
 
+void Switch::note_credit_waits(Port& pt, Time now) {
+  for (uint8_t l = 0; l < lanes_; ++l) {
+    pt.fc.note_waiting(l, !pt.queues.empty(l) && !pt.fc.may_send(l, pt.queues.packet(l, 0), now),
+                       now);
+  }
+}
+
 void Switch::new_head(Port& pt, uint8_t prio, Time now) {
   pt.head_since[prio] = now;
   const Time deadline = now + pt.hoq_lifetime;
@@ -533,7 +546,10 @@ void Switch::on_hoq_timer() {
       }
       if (!pt.queues.empty(pr)) next = std::min(next, pt.head_since[pr] + pt.hoq_lifetime);
     }
-    if (discarded) port(i).wake();  // the new head may fit the credits
+    if (discarded) {
+      note_credit_waits(pt, now);
+      port(i).wake();  // the new head may fit the credits
+    }
   }
   if (!next.is_infinite()) ctx().schedule(hoq_timer_, next);
 }

@@ -73,6 +73,7 @@ struct QueueCounters {
   int64_t peak_bytes = 0;
   uint64_t watchdog_triggers = 0;
   uint64_t hoq_discards = 0;  // InfiniBand: head-of-queue lifetime passed
+  Time xmit_wait;             // InfiniBand: PortVLXmitWait, time its head waited for credits
 };
 
 // OpenSM's head-of-queue lifetime encoding: 4.096 us x 2^value; a value of
@@ -165,6 +166,18 @@ class Switch : public Node, private ControlSink {
   bool egress_paused(uint32_t port, uint8_t prio) const {
     return ports_[port].fc.paused(prio, ctx().now());
   }
+  // Why egress (port, prio) cannot send its head packet now, for the
+  // deadlock detector: kPause, paused by PFC; kCredits, its head packet
+  // needs more credits than the downstream VL buffer has granted (which is
+  // not the same as none left: a 65-block packet waits with 64 granted).
+  BlockedBy egress_blocked(uint32_t port, uint8_t prio) const {
+    const Port& pt = ports_[port];
+    const Time now = ctx().now();
+    if (!pt.fc.credited()) return pt.fc.paused(prio, now) ? BlockedBy::kPause : BlockedBy::kNone;
+    if (pt.queues.empty(prio)) return BlockedBy::kNone;
+    return pt.fc.may_send(prio, pt.queues.packet(prio, 0), now) ? BlockedBy::kNone
+                                                                : BlockedBy::kCredits;
+  }
   // The link-level flow control of a port (PFC or credits).
   const PortFlowControl& flow_control(uint32_t port) const { return ports_[port].fc; }
   // When egress (port, prio) last started sending a frame.
@@ -238,6 +251,9 @@ class Switch : public Node, private ControlSink {
       events.assign(lanes, QueueEvents{});
     }
   };
+  // PortXmitWait: tells each lane of credited port `pt` whether its head
+  // packet waits for credits now.
+  [[gnu::cold]] void note_credit_waits(Port& pt, Time now);
   // Head-of-queue lifetime: lane `prio` of port `pt` has a new head now.
   void new_head(Port& pt, uint8_t prio, Time now);
   void on_hoq_timer();

@@ -370,12 +370,16 @@ int run(const Args& a) {
     std::cout << "\n";
   }
   if (r.status == RunStatus::kDeadlock) {
+    // PFC names a paused priority "p3", credits a VL "vl3" (a cycle is one or the other).
     std::string cycle;
+    bool credits = false;
     for (const DeadlockQueue& q : r.deadlock.cycle) {
-      cycle += (cycle.empty() ? "" : " -> ") + q.name + ":" + std::to_string(q.port) + "/p" +
-               std::to_string(q.priority);
+      credits = credits || q.blocked_by == BlockedBy::kCredits;
+      cycle += (cycle.empty() ? "" : " -> ") + q.name + ":" + std::to_string(q.port) +
+               (q.blocked_by == BlockedBy::kCredits ? "/vl" : "/p") + std::to_string(q.priority);
     }
-    std::cerr << "rdmasim: PFC deadlock at " << to_human(r.deadlock.at) << ": " << cycle << "\n";
+    std::cerr << "rdmasim: " << (credits ? "credit" : "PFC") << " deadlock at "
+              << to_human(r.deadlock.at) << ": " << cycle << "\n";
   }
   if (r.status == RunStatus::kStalled) {
     std::cerr << "rdmasim: no progress: the event queue emptied with " << r.flows.size()

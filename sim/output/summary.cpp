@@ -146,6 +146,8 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
   json j;
   j["status"] = to_string(r.status);
   j["scenario"] = {{"name", sc.name}, {"hash", sc.hash}, {"seed", sc.seed}};
+  // The link layer the fabric ran (fabric.transport's value).
+  j["transport"] = sc.fabric.transport == Transport::kInfiniband ? "infiniband" : "roce_v2";
   j["version"] = version();
   j["git_revision"] = git_revision();
   j["sim_time_ps"] = r.sim_time.in_ps();
@@ -172,8 +174,18 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
   j["pfc_frames_sent"] = r.pfc_frames_sent;
   if (sc.fabric.transport == Transport::kInfiniband) {
     // Credits instead of PFC (docs/infiniband.md).
+    // PortXmitWait per port and VL, in ps (IBA counts ticks of symbol
+    // times; the model has exact times).
+    json waits = json::array();
+    for (const RunResult::XmitWait& w : r.ib_xmit_wait) {
+      waits.push_back({{"node", sc.topology.node(w.node).name},
+                       {"port", w.port},
+                       {"vl", w.vl},
+                       {"xmit_wait_ps", w.wait.in_ps()}});
+    }
     j["infiniband"] = {{"flow_control_packets_sent", r.ib_fc_packets_sent},
-                       {"head_of_queue_discards", r.hoq_discards}};
+                       {"head_of_queue_discards", r.hoq_discards},
+                       {"port_xmit_wait", std::move(waits)}};
   }
   j["ecn_marked"] = r.ecn_marked;
   j["cc"] = {{"cnps_sent", r.cc.cnps_sent},
@@ -346,7 +358,10 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
   if (r.deadlock.detected) {
     json cycle = json::array();
     for (const DeadlockQueue& q : r.deadlock.cycle) {
-      cycle.push_back({{"node", q.name}, {"port", q.port}, {"priority", q.priority}});
+      cycle.push_back({{"node", q.name},
+                       {"port", q.port},
+                       {"priority", q.priority},
+                       {"blocked_by", blocked_by_name(q.blocked_by)}});
     }
     j["deadlock"] = {{"detected_at_ps", r.deadlock.at.in_ps()}, {"cycle", std::move(cycle)}};
   }

@@ -120,6 +120,8 @@ RDMASIM_TABLE(QueueTotalsRow, "queue_totals",                                //
               RDMASIM_COLUMN(QueueTotalsRow, drop_egress_limit, "packets"),  //
               RDMASIM_COLUMN(QueueTotalsRow, drop_watchdog, "packets"),      //
               RDMASIM_COLUMN(QueueTotalsRow, watchdog_triggers, ""),         //
+              RDMASIM_COLUMN(QueueTotalsRow, hoq_discards, "packets"),       //
+              RDMASIM_COLUMN(QueueTotalsRow, xmit_wait_ps, "ps"),            //
               RDMASIM_COLUMN(QueueTotalsRow, window_mean_bytes, "bytes"),    //
               RDMASIM_COLUMN(QueueTotalsRow, window_peak_bytes, "bytes"))
 
@@ -172,7 +174,8 @@ RDMASIM_TABLE(CollectiveSweepRow, "collective_sweep",                   //
 RDMASIM_TABLE(DeadlockRow, "deadlock",                       //
               RDMASIM_COLUMN(DeadlockRow, node, "node id"),  //
               RDMASIM_COLUMN(DeadlockRow, port, ""),         //
-              RDMASIM_COLUMN(DeadlockRow, priority, ""))
+              RDMASIM_COLUMN(DeadlockRow, priority, ""),     //
+              RDMASIM_COLUMN(DeadlockRow, blocked_by, ""))
 
 #undef RDMASIM_TABLE
 

@@ -94,6 +94,8 @@ struct QueueTotalsRow {
   int64_t peak_bytes;
   uint64_t drop_headroom, drop_buffer, drop_egress_limit, drop_watchdog;
   uint64_t watchdog_triggers;
+  uint64_t hoq_discards;      // InfiniBand: discarded at the head (lifetime passed)
+  int64_t xmit_wait_ps;       // InfiniBand: PortVLXmitWait, time its head waited for credits
   double window_mean_bytes;   // time-average within the window; -1 if not computed
   int64_t window_peak_bytes;  // peak within the window; -1 if not computed
   static const TraceTable& table();
@@ -148,6 +150,7 @@ struct CollectiveSweepRow {
 struct DeadlockRow {
   uint32_t node, port;
   uint8_t priority;
+  const char* blocked_by;  // "paused" (PFC) or "credits" (InfiniBand)
   static const TraceTable& table();
 };
 

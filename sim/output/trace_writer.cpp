@@ -333,6 +333,8 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
                                drops(DropReason::kEgressLimit),
                                drops(DropReason::kWatchdog),
                                c.watchdog_triggers,
+                               c.hoq_discards,
+                               c.xmit_wait.in_ps(),
                                q.window_mean_bytes,
                                q.window_peak_bytes};
     }
@@ -409,7 +411,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     auto rows = zeroed<DeadlockRow>(r.deadlock.cycle.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       const DeadlockQueue& q = r.deadlock.cycle[i];
-      rows[i] = DeadlockRow{q.node, q.port, q.priority};
+      rows[i] = DeadlockRow{q.node, q.port, q.priority, blocked_by_name(q.blocked_by)};
     }
     write_table(file, rows, str, dcpl);
     Id ds(H5Dopen2(file, DeadlockRow::table().name.c_str(), H5P_DEFAULT), H5Dclose, "/deadlock");

@@ -217,6 +217,14 @@ struct RunResult {
   // they discarded at a queue's head (head-of-queue lifetime).
   uint64_t ib_fc_packets_sent = 0;
   uint64_t hoq_discards = 0;
+  // PortXmitWait per port and VL (Credits::xmit_wait) of every credited
+  // port of switches and NICs whose VL waited at all, in node, port, VL order.
+  struct XmitWait {
+    uint32_t node, port;
+    uint8_t vl;
+    Time wait;
+  };
+  std::vector<XmitWait> ib_xmit_wait;
   uint64_t ecn_marked = 0;
   // Congestion notification at the NICs (NicCounters, summed) and the cuts
   // of every QP's algorithm.

@@ -362,6 +362,24 @@ void collect_nics(RunResult& r, const Fabric& fabric) {
   }
 }
 
+// Collection: PortXmitWait of every credited port that waited (credits only).
+void collect_xmit_wait(RunResult& r, const Scenario& sc, const Fabric& fabric) {
+  for (uint32_t node = 0; node < fabric.nodes.size(); ++node) {
+    const Switch* s = fabric.switch_of_node[node];
+    const RdmaNic* nic = s == nullptr
+                             ? fabric.nics[static_cast<size_t>(sc.topology.node(node).host_index)]
+                             : nullptr;
+    for (uint32_t p = 0; p < fabric.nodes[node]->num_ports(); ++p) {
+      const PortFlowControl& fc = s != nullptr ? s->flow_control(p) : nic->flow_control(p);
+      if (!fc.credited()) continue;
+      for (uint8_t l = 0; l < fc.lanes(); ++l) {
+        const Time w = fc.xmit_wait(l, r.sim_time);
+        if (w > Time::zero()) r.ib_xmit_wait.push_back({node, p, l, w});
+      }
+    }
+  }
+}
+
 // Collection: every link direction, in all and within the window.
 void collect_links(RunResult& r, const Scenario& sc, const Fabric& fabric,
                    const std::optional<WindowCounters>& w_start,
@@ -656,6 +674,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   recorders.collect(r);
   collect_switches(r, sc, fabric);
   collect_nics(r, fabric);
+  collect_xmit_wait(r, sc, fabric);
   recorders.collect_window(r, fabric);
   collect_links(r, sc, fabric, recorders.window_start(), recorders.window_end());
   collect_flows(r, sc, fabric, *workloads.flows, recorders, format);
