@@ -83,7 +83,10 @@ struct RailOptimizedConfig {
   bool nvswitch = true;        // model the NVLink domain inside each node
   uint32_t switch_ports = 64;  // QM9700: 64 NDR ports; 0 = not checked
   LinkSpec nic_link, leaf_link, core_link;
-  LinkSpec nvlink{BitRate::gbps(3600), Time::ns(100)};
+  // The NVLink rate is the payload rate per GPU per direction (NVLink
+  // framing has no per-packet bytes on the wire: models/proto/nvlink.h):
+  // 370 GB/s, what NCCL reaches on H100 (NVIDIA/nccl-tests#212).
+  LinkSpec nvlink{BitRate::gbps(2960), Time::ns(100)};
   LinkSpec pcie{BitRate::gbps(512), Time::ns(200)};
 };
 

@@ -198,7 +198,7 @@ TopologyInfo build_rail_optimized(const RailOptimizedConfig& c, Topology& t) {
         } else {
           t.add_link(gpu, nic[g / share], c.pcie.rate, c.pcie.delay);
         }
-        if (with_nvswitch) t.add_link(gpu, nvs, c.nvlink.rate, c.nvlink.delay);
+        if (with_nvswitch) t.add_link(gpu, nvs, c.nvlink.rate, c.nvlink.delay, LinkKind::kNvlink);
       }
     }
   }

@@ -48,7 +48,7 @@ uint32_t Topology::add_switch(std::string name, Tier tier, std::string group) {
   return add_node(std::move(name), NodeKind::kSwitch, tier, std::move(group));
 }
 
-uint32_t Topology::add_link(uint32_t a, uint32_t b, BitRate rate, Time delay) {
+uint32_t Topology::add_link(uint32_t a, uint32_t b, BitRate rate, Time delay, LinkKind kind) {
   if (a >= nodes_.size() || b >= nodes_.size()) throw std::out_of_range("link endpoint");
   if (a == b) throw std::invalid_argument("a link must join two different nodes");
   if (rate.in_bps() <= 0 || delay <= Time::zero()) {
@@ -56,7 +56,7 @@ uint32_t Topology::add_link(uint32_t a, uint32_t b, BitRate rate, Time delay) {
   }
   const auto index = static_cast<uint32_t>(links_.size());
   links_.push_back(
-      TopoLink{a, b, nodes_[a].num_ports++, nodes_[b].num_ports++, rate, delay, false});
+      TopoLink{a, b, nodes_[a].num_ports++, nodes_[b].num_ports++, rate, delay, false, kind});
   adjacency_[a].push_back({index, b});
   adjacency_[b].push_back({index, a});
   return index;

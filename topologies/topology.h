@@ -58,12 +58,18 @@ struct TopoNode {
   std::string group;  // enclosing unit for drawings: "pod3", "su0.node7", or ""
 };
 
+// What a cable is, for the fabric builder: a network cable (RoCE v2 or
+// InfiniBand, as fabric.transport says, with its link-level flow control) or
+// an NVLink inside a server (NVLink framing, no PFC or credits; docs/topologies.md).
+enum class LinkKind : uint8_t { kNetwork, kNvlink };
+
 struct TopoLink {
   uint32_t a, b;
   uint32_t a_port, b_port;
   BitRate rate;
   Time delay;
   bool failed = false;  // present (ports keep their numbers) but carries nothing
+  LinkKind kind = LinkKind::kNetwork;
 };
 
 class Topology {
@@ -71,7 +77,8 @@ class Topology {
   uint32_t add_host(std::string name, std::string group = {});
   uint32_t add_switch(std::string name, Tier tier = Tier::kSwitch, std::string group = {});
   // Adds a full-duplex link and returns its index.
-  uint32_t add_link(uint32_t a, uint32_t b, BitRate rate, Time delay);
+  uint32_t add_link(uint32_t a, uint32_t b, BitRate rate, Time delay,
+                    LinkKind kind = LinkKind::kNetwork);
   // Marks a link failed: routing ignores it; its ports keep their numbers.
   void fail_link(uint32_t index) { links_[index].failed = true; }
   void set_link_failed(uint32_t index, bool failed) { links_[index].failed = failed; }

@@ -193,9 +193,12 @@ const Fields<RailOptimizedConfig>& rail_params() {
     f.add_object("leaf_link", cable_params()).computed("fabric.link").doc("leaf–spine cables");
     f.add_object("core_link", cable_params()).computed("fabric.link").doc("spine–core cables");
     f.add_object("nvlink", cable_params())
-        .computed("3600Gbps, 100ns")
-        .doc("a GPU's NVLink to its NVSwitch; the delay is an assumption")
-        .source("H100: 18 NVLink4 links of 25 GB/s per direction");
+        .computed("2960Gbps, 100ns")
+        .doc(
+            "a GPU's NVLink to its NVSwitch, in NVLink framing: `rate` is the payload rate per "
+            "direction (no bytes besides the payload on the wire), no PFC, credits or ECN; the "
+            "delay is an assumption")
+        .source("H100: 370 GB/s effective of 450 GB/s line rate (NVIDIA/nccl-tests#212)");
     f.add_object("pcie", cable_params())
         .computed("512Gbps, 200ns")
         .doc("GPU to shared NIC; the delay is an assumption")

@@ -43,14 +43,27 @@ void RdmaNic::use_credits(uint32_t port, const Credits::Params& params) {
   credits_[port] = &params;
 }
 
+void RdmaNic::set_port_format(uint32_t port, const TransportFormat& format) {
+  if (sim().phase() != Phase::kBuild)
+    throw std::logic_error(name() + ": port formats are chosen before setup");
+  if (formats_.size() <= port) formats_.resize(port + 1, nullptr);
+  formats_[port] = &format;
+}
+
 void RdmaNic::setup() {
   checks_ = sim().checks();
-  // A WRITE-only with immediate carries the most headers (RETH and ImmDt).
-  max_data_wire_ = format_.wire_bytes(RcOpcode::kWriteOnlyImm, cfg_.mtu);
   ports_.clear();
+  formats_.resize(num_ports(), nullptr);
   for (uint32_t i = 0; i < num_ports(); ++i) {
+    if (formats_[i] == nullptr) formats_[i] = &format_;
+    const TransportFormat& fmt = *formats_[i];
     ports_.push_back(std::make_unique<PortState>(this, i, id(), kEthernetPriorities));
-    ports_.back()->rx.configure(cfg_.rx_drain_rate, cfg_.rx_buffer);
+    // A WRITE-only with immediate carries the most headers (RETH and ImmDt).
+    ports_.back()->max_data_wire = fmt.wire_bytes(RcOpcode::kWriteOnlyImm, cfg_.mtu);
+    ports_.back()->link_flow_control = fmt.link_flow_control();
+    // Without link-level flow control (NVLink) the GPU takes what arrives
+    // at link rate: no receive buffer, so no PFC frame is ever generated.
+    if (fmt.link_flow_control()) ports_.back()->rx.configure(cfg_.rx_drain_rate, cfg_.rx_buffer);
     const Link* l = port(i).link();
     Pfc::Params pfc;
     pfc.quanta = kPfcMaxQuanta;
@@ -141,7 +154,7 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
   if (!ps.active.empty()) {
     // A data packet is built only when it may leave: with credits, enough
     // for the largest one (it is not known before it is built).
-    if (!ps.fc.may_send_wire(cfg_.data_priority, max_data_wire_, now)) {
+    if (!ps.fc.may_send_wire(cfg_.data_priority, ps.max_data_wire, now)) {
       blocked_until = std::min(blocked_until, ps.fc.blocked_until(cfg_.data_priority, now));
     } else {
       // Paced QPs not yet due go round again; if none could send, pull when
@@ -268,7 +281,7 @@ PacketHandle RdmaNic::make(PacketKind kind, RcOpcode op, uint32_t payload, const
   PacketHandle p = ctx().make_packet();
   classify(*p, kind);
   p->opcode = static_cast<uint8_t>(op);
-  const TransportFormat::Framing& f = format_.framing(op);
+  const TransportFormat::Framing& f = formats_[q.port()]->framing(op);
   p->headers = f.headers.bits();
   p->payload_bytes = payload;
   p->wire_bytes = f.wire_bytes(payload);
@@ -402,7 +415,9 @@ void RdmaNic::emit_link_control(uint32_t port_index, PacketHandle frame) {
 }
 
 void RdmaNic::start_pfc_storm(uint8_t priority, Time until) {
-  for (auto& ps : ports_) ps->fc.hold(priority, until);
+  for (auto& ps : ports_) {
+    if (ps->link_flow_control) ps->fc.hold(priority, until);
+  }
 }
 
 }  // namespace rdmasim

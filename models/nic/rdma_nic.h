@@ -98,9 +98,17 @@ struct NicCounters {
 class RdmaNic : public Node, private ControlSink {
  public:
   // `host` is the NIC's address (host id); `format` frames its packets (RoCE
-  // v2: models/proto/roce_v2.h); `cfg` and `format` outlive the NIC.
+  // v2: models/proto/roce_v2.h) on every port not given another by
+  // set_port_format(); `cfg` and the formats outlive the NIC.
   RdmaNic(Simulation& sim, std::string name, uint32_t host, const NicConfig& cfg,
           const TransportFormat& format);
+  // Port `port` frames its packets with `format` (a GPU's NVLink:
+  // models/proto/nvlink.h); before setup(). A format without link-level
+  // flow control leaves the port without PFC or receive-buffer model.
+  void set_port_format(uint32_t port, const TransportFormat& format);
+  const TransportFormat& port_format(uint32_t port) const {
+    return port < formats_.size() && formats_[port] != nullptr ? *formats_[port] : format_;
+  }
 
   uint32_t host() const { return host_; }
   const NicConfig& config() const { return cfg_; }
@@ -285,6 +293,10 @@ class RdmaNic : public Node, private ControlSink {
     uint16_t control_mask = 0;                // bit p: control[p] is not empty
     Ring<PacketHandle> pfc_out;               // link control frames to send (PFC or credits)
     PortFlowControl fc;                       // PFC or credits on this port's cable, both ways
+    // The largest data packet of the port's format: what credits must cover
+    // before one is built (a WRITE-only with immediate carries the most).
+    uint32_t max_data_wire = 0;
+    bool link_flow_control = true;  // the port's format runs PFC or credits (not NVLink)
     RxBuffer rx;
     IndexedEvent<RdmaNic, &RdmaNic::on_drain> drain;
     // lossless_drop: the automatic headroom of the port (the bytes that may
@@ -332,8 +344,9 @@ class RdmaNic : public Node, private ControlSink {
   const EgressSelector* egress_ = nullptr;
   uint64_t next_message_id_ = 0;
   std::vector<const Credits::Params*> credits_;  // per port: null = PFC (use_credits)
-  uint32_t max_data_wire_ =
-      0;  // the largest data packet: what credits must cover before building one
+  // Per port, the framing of its packets (set_port_format; from setup() one
+  // entry per port): make() reads the QP's port's.
+  std::vector<const TransportFormat*> formats_;
 };
 
 // Inline: every ACK and NAK goes through it.

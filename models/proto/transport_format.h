@@ -1,8 +1,10 @@
 // TransportFormat: how a NIC's RC packets are framed on its wire: the header
 // stack of each opcode, made once, so that building a packet sums nothing.
 // RoceV2Format (roce_v2.h) is one; InfinibandFormat (infiniband.h: LRH |
-// [GRH] | BTH | ... | ICRC | VCRC) the other. A NIC takes a TransportFormat,
-// never a concrete one: the framing is data, read without a virtual call.
+// [GRH] | BTH | ... | ICRC | VCRC) another; NvlinkFormat (nvlink.h: no
+// bytes besides the payload) the third. A NIC takes a TransportFormat per
+// port, never a concrete one: the framing is data, read without a virtual
+// call.
 #pragma once
 
 #include <array>
@@ -31,9 +33,13 @@ class TransportFormat {
   uint32_t wire_bytes(RcOpcode op, uint32_t payload) const {
     return framing(op).wire_bytes(payload);
   }
+  // Whether ports of this framing run link-level flow control (PFC or
+  // credits) and the NIC's receive-buffer model; false on NVLink, lossless
+  // by construction (nvlink.h).
+  bool link_flow_control() const { return link_flow_control_; }
 
  protected:
-  TransportFormat() = default;
+  explicit TransportFormat(bool link_flow_control = true) : link_flow_control_(link_flow_control) {}
   // `base` (link, network and BTH headers, CRCs) plus the extended headers
   // an RC packet of opcode `op` carries after its BTH, the same on RoCE v2
   // and native IB: RETH on WRITE first/only and READ request (IBA §9.3.3);
@@ -65,6 +71,7 @@ class TransportFormat {
 
  private:
   std::array<Framing, 256> framing_{};
+  bool link_flow_control_ = true;
 };
 
 }  // namespace rdmasim

@@ -13,6 +13,8 @@
 //  - RoCE v2 CNP (IBA Annex A17.9.3): BTH (opcode 0x81) + 16 reserved bytes.
 //  - PFC (IEEE 802.1Qbb / 802.3 Annex 31D): MAC control opcode 0x0101,
 //    class-enable vector 2 bytes, eight 2-byte pause times.
+//  - NVLink: no bytes of its own on the wire; the link's rate is its payload
+//    rate (models/proto/nvlink.h says why).
 #pragma once
 
 #include <array>
@@ -42,6 +44,7 @@ enum class Header : uint8_t {
   kVcrc,           // 2: IB variant CRC
   kImmDt,          // 4: immediate data (WRITE Last/Only with Immediate)
   kIbFlowControl,  // 6: IB flow-control packet: Op, FCTBS, VL, FCCL (4), LPCRC (2)
+  kNvlink,         // 0: NVLink framing; its overhead is inside the link's payload rate (nvlink.h)
   kCount
 };
 
@@ -70,6 +73,7 @@ inline constexpr std::array<HeaderInfo, static_cast<size_t>(Header::kCount)> kHe
     {"VCRC", 2},
     {"ImmDt", 4},
     {"IB flow control", 6},
+    {"NVLink", 0},
 }};
 
 inline constexpr uint16_t kRoceV2UdpPort = 4791;

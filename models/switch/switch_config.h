@@ -144,4 +144,21 @@ struct SwitchConfig {
   bool lossless(uint8_t priority) const { return (pfc.lossless_mask >> priority) & 1; }
 };
 
+// The NVSwitch inside a GPU server, from the fabric's switch: NVLink ports
+// only, so no PFC (no lossless priority: no pause frame is ever sent), no
+// ECN marking, no watchdog, store-and-forward, and a buffer it never fills
+// (2^50 bytes): lossless by construction, standing for NVLink's credits,
+// which hold data back in the GPU instead (models/proto/nvlink.h). The
+// queue it builds is bounded by what the GPUs have in flight. Pipeline
+// latency, scheduling and ECMP are the fabric switch's.
+inline SwitchConfig nvswitch_config(SwitchConfig c) {
+  c.pfc.lossless_mask = 0;
+  c.ecn.enabled = false;
+  c.watchdog.enabled = false;
+  c.forwarding = Forwarding::kStoreAndForward;
+  c.buffer = Bytes(int64_t{1} << 50);
+  c.lossy_alpha = 1.0;
+  return c;
+}
+
 }  // namespace rdmasim

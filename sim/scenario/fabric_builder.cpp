@@ -14,7 +14,8 @@ std::vector<const Link*> Fabric::link_directions() const {
   return links;
 }
 
-Fabric build_fabric(Simulation& sim, const Scenario& sc, const TransportFormat& format) {
+Fabric build_fabric(Simulation& sim, const Scenario& sc, const ScenarioFormat& formats) {
+  const TransportFormat& format = formats.get();
   const Topology& topo = sc.topology;
   Fabric f;
   f.nodes.resize(topo.nodes().size());
@@ -29,7 +30,8 @@ Fabric build_fabric(Simulation& sim, const Scenario& sc, const TransportFormat& 
       f.nics[n.host_index] = &nic;
       f.nodes[id] = &nic;
     } else {
-      f.switch_of_node[id] = &sim.add<Switch>(n.name, sc.fabric.sw);
+      f.switch_of_node[id] =
+          &sim.add<Switch>(n.name, n.tier == Tier::kNvSwitch ? sc.fabric.nvswitch : sc.fabric.sw);
       f.switches.push_back(f.switch_of_node[id]);
       f.nodes[id] = f.switch_of_node[id];
     }
@@ -39,6 +41,14 @@ Fabric build_fabric(Simulation& sim, const Scenario& sc, const TransportFormat& 
     f.cables.push_back(connect(sim, *f.nodes[l.a], *f.nodes[l.b], l.rate, l.delay));
     if (f.cables.back().a_port != l.a_port || f.cables.back().b_port != l.b_port) {
       throw std::logic_error("port numbering differs between topology and devices");
+    }
+    if (l.kind == LinkKind::kNvlink) {
+      // NVLink framing at the GPU end (contract 4); the NVSwitch end frames
+      // nothing of its own, and its config has no PFC.
+      for (const auto& [node, port] : {std::pair{l.a, l.a_port}, std::pair{l.b, l.b_port}}) {
+        if (topo.node(node).kind == NodeKind::kHost)
+          f.nics[topo.node(node).host_index]->set_port_format(port, formats.nvlink());
+      }
     }
   }
   if (sc.fabric.transport == Transport::kInfiniband) {
@@ -56,6 +66,7 @@ Fabric build_fabric(Simulation& sim, const Scenario& sc, const TransportFormat& 
       }
     };
     for (const TopoLink& l : topo.links()) {
+      if (l.kind == LinkKind::kNvlink) continue;  // NVLink: lossless without credits
       credit(l.a, l.a_port, l.b);
       credit(l.b, l.b_port, l.a);
     }
@@ -64,6 +75,7 @@ Fabric build_fabric(Simulation& sim, const Scenario& sc, const TransportFormat& 
     // Links into switches deliver frames once their headers are in.
     for (size_t i = 0; i < f.cables.size(); ++i) {
       const TopoLink& l = topo.links()[i];
+      if (l.kind == LinkKind::kNvlink) continue;  // the NVSwitch stores and forwards
       if (topo.node(l.b).kind == NodeKind::kSwitch)
         f.cables[i].a_to_b->set_cut_through(sc.fabric.sw.cut_through_bytes);
       if (topo.node(l.a).kind == NodeKind::kSwitch)

@@ -10,7 +10,11 @@
 //     of the event queue, follow from the scenario alone.
 //  2. Port numbers of the devices equal the topology's (std::logic_error
 //     otherwise: a bug, not bad input).
-//  3. `format` must outlive the NICs (they keep a reference).
+//  3. `formats` must outlive the NICs (they keep references).
+//  4. Each port gets its framing from its cable: a network cable the
+//     scenario's transport (RoCE v2 or InfiniBand, with PFC or credits), an
+//     NVLink (TopoLink::kind) NvlinkFormat, with no PFC, credits or
+//     cut-through; an NVSwitch is built with fabric.nvswitch.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +22,7 @@
 
 #include "models/nic/rdma_nic.h"
 #include "models/proto/infiniband.h"
+#include "models/proto/nvlink.h"
 #include "models/proto/roce_v2.h"
 #include "models/switch/switch.h"
 #include "sim/cable.h"
@@ -37,8 +42,9 @@ struct Fabric {
   std::vector<const Link*> link_directions() const;
 };
 
-// The framing of a scenario's transport (`fabric.transport`), made once per
-// run; both formats are values, so choosing costs no allocation.
+// The framings of a scenario's ports, made once per run: its transport's
+// (`fabric.transport`) and NVLink's; all are values, so choosing costs no
+// allocation.
 class ScenarioFormat {
  public:
   explicit ScenarioFormat(const FabricConfig& f)
@@ -49,13 +55,15 @@ class ScenarioFormat {
     if (infiniband_) return ib_;
     return roce_;
   }
+  const TransportFormat& nvlink() const { return nvlink_; }
 
  private:
   RoceV2Format roce_;
   InfinibandFormat ib_;
+  NvlinkFormat nvlink_;
   bool infiniband_;
 };
 
-Fabric build_fabric(Simulation& sim, const Scenario& sc, const TransportFormat& format);
+Fabric build_fabric(Simulation& sim, const Scenario& sc, const ScenarioFormat& formats);
 
 }  // namespace rdmasim

@@ -135,6 +135,7 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
   }
   sc.seed = static_cast<uint64_t>(top.integer("seed"));
   read_fabric(top.object("fabric"), sc.fabric);
+  sc.fabric.nvswitch = nvswitch_config(sc.fabric.sw);
   if (!top.has("topology")) top.fail("topology", "missing", "an object with a \"kind\"");
   sc.topology_info = read_topology(top.object("topology"), sc.fabric, sc.topology, sc.static_routes,
                                    sc.rewrites, sc.reconvergence_delay);

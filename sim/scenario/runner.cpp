@@ -579,7 +579,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   // Build: the devices, then the workloads on their NICs.
   Simulation sim(sc.seed);
   sim.set_checks(options.check);
-  const Fabric fabric = build_fabric(sim, sc, format);
+  const Fabric fabric = build_fabric(sim, sc, scenario_format);
   Workloads workloads = build_workloads(sim, sc, fabric.nics);
   if (options.add_workloads) options.add_workloads(sim, fabric.nics, workloads.all);
   // Placement.

@@ -38,6 +38,8 @@ struct FabricConfig {
   LinkSpec link;
   NicConfig nic;
   SwitchConfig sw;
+  // The NVSwitches' (nvswitch_config(sw)), set by the loader.
+  SwitchConfig nvswitch = nvswitch_config(SwitchConfig{});
   // Congestion control of every flow's QPs unless its traffic item has its
   // own (`fabric.cc`); none if null.
   std::shared_ptr<const CcConfig> cc;

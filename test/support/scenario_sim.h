@@ -43,7 +43,7 @@ class ScenarioSim {
   explicit ScenarioSim(const Scenario& sc) : sc_(sc), format_(sc.fabric), sim(sc.seed) {
     sim.set_checks(true);  // the invariants (sim/invariants.h), as every test runs them
     if (!sc.faults.empty()) throw std::logic_error("ScenarioSim: faults are not built");
-    Fabric f = build_fabric(sim, sc, format_.get());
+    Fabric f = build_fabric(sim, sc, format_);
     nics = std::move(f.nics);
     switches = std::move(f.switches);
     switch_of_node = std::move(f.switch_of_node);
