@@ -220,7 +220,7 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
 // then), a control packet's VL when its first one does not fit.
 void RdmaNic::note_credit_waits(PortState& ps, Time now) {
   uint32_t waiting = 0;
-  if (!ps.active.empty() && !ps.fc.may_send_wire(cfg_.data_priority, max_data_wire_, now))
+  if (!ps.active.empty() && !ps.fc.may_send_wire(cfg_.data_priority, ps.max_data_wire, now))
     waiting |= 1U << cfg_.data_priority;
   for (uint32_t m = ps.control_mask; m != 0; m &= m - 1) {
     const auto prio = static_cast<uint8_t>(__builtin_ctz(m));
