@@ -186,7 +186,7 @@ uint64_t Switch::drops(DropReason r) const {
   return n;
 }
 
-QueueCounters Switch::queue_counters(uint32_t port, uint8_t prio) const {
+QueueCounters Switch::queue_counters(uint32_t port, uint8_t prio, Time end) const {
   const Port& pt = ports_[port];
   const QueueEvents& e = pt.events[prio];
   QueueCounters c;
@@ -196,7 +196,7 @@ QueueCounters Switch::queue_counters(uint32_t port, uint8_t prio) const {
   c.peak_bytes = pt.queues.peak_bytes(prio);
   c.watchdog_triggers = e.watchdog_triggers;
   c.hoq_discards = e.hoq_discards;
-  c.xmit_wait = pt.fc.xmit_wait(prio, ctx().now());
+  c.xmit_wait = pt.fc.xmit_wait(prio, end);
   return c;
 }
 

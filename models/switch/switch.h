@@ -159,7 +159,12 @@ class Switch : public Node, private ControlSink {
   }
   // The ECN marker, if fabric.switch.ecn is enabled.
   const EcnMarker* ecn_marker() const { return ecn_.get(); }
-  QueueCounters queue_counters(uint32_t port, uint8_t prio) const;
+  // `end`: the time an open credit wait is counted up to (the run's end when
+  // collecting: a partition's clock stops at its own last event).
+  QueueCounters queue_counters(uint32_t port, uint8_t prio, Time end) const;
+  QueueCounters queue_counters(uint32_t port, uint8_t prio) const {
+    return queue_counters(port, prio, ctx().now());
+  }
   const Mmu& mmu() const { return *mmu_; }
   const EgressQueues& egress(uint32_t port) const { return ports_[port].queues; }
   // Is egress (port, prio) paused by its downstream neighbour now?

@@ -320,7 +320,7 @@ void collect_switches(RunResult& r, const Scenario& sc, const Fabric& fabric) {
   for (const Switch* s : switches) {
     for (uint32_t p = 0; p < s->num_ports(); ++p) {
       for (uint8_t q = 0; q < 8; ++q) {
-        const QueueCounters& c = s->queue_counters(p, q);
+        const QueueCounters c = s->queue_counters(p, q, r.sim_time);
         uint64_t drops = 0;
         for (uint64_t d : c.drops) drops += d;
         if (c.enqueued > 0 || drops > 0) r.queue_totals.push_back({s->id(), p, q, c});

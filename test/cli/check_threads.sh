@@ -8,9 +8,10 @@
 # as the run decides (small scenarios go on taking turns on one thread after
 # their first phase), so both ways are compared with one thread.
 #
-# COUNTS "only N...": runs on those counts alone and compares nothing (the
-# sanitizer trees: they look for memory errors and races on the partitioned
-# path; the Release suite compares the results).
+# COUNTS "only N...": runs on those counts alone, without one thread, and
+# compares the later counts with the first (the sanitizer trees: they look
+# for memory errors and races on the partitioned path; the Release suite
+# compares with one thread).
 set -u
 [ "$#" -eq 2 ] || [ "$#" -eq 3 ] || {
   echo "usage: check_threads.sh RDMASIM_BINARY SCENARIO [COUNTS]" >&2
@@ -44,15 +45,22 @@ for n in $first $asked; do
   [ "$n" -eq 1 ] || counts="$counts $n"
 done
 [ -n "$counts" ] || { echo "FAIL: $scenario: ran on no more than one thread" >&2; exit 1; }
-[ -n "$first" ] || exit 0
+# Compared with one thread; with "only", the later counts with the first.
+ref=1
+if [ -z "$first" ]; then
+  set -- $counts
+  ref=$1
+  shift
+  counts="$*"
+fi
 for n in $counts; do
-  if [ -f "$tmp/t1/trace.h5" ]; then
-    cmp "$tmp/t1/trace.h5" "$tmp/t$n/trace.h5" || {
-      echo "FAIL: $scenario: trace.h5 differs between 1 and $n threads" >&2
+  if [ -f "$tmp/t$ref/trace.h5" ]; then
+    cmp "$tmp/t$ref/trace.h5" "$tmp/t$n/trace.h5" || {
+      echo "FAIL: $scenario: trace.h5 differs between $ref and $n threads" >&2
       exit 1
     }
   fi
-  "$python" - "$tmp/t1/summary.json" "$tmp/t$n/summary.json" <<'EOF' || exit 1
+  "$python" - "$tmp/t$ref/summary.json" "$tmp/t$n/summary.json" <<'EOF' || exit 1
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 bad = [k for k in sorted(set(a) | set(b))
