@@ -53,6 +53,12 @@ void read_size_buckets(JsonReader& out, std::vector<Bytes>& edges) {
   out.resolve("size_buckets", *v);  // as given, like other lists
 }
 
+// A switch built from fabric.switch: not an NVSwitch, which has its own
+// lossless, credit-free configuration (fabric.nvswitch, fabric_builder.cpp).
+bool is_fabric_switch(const TopoNode& n) {
+  return n.kind == NodeKind::kSwitch && n.tier != Tier::kNvSwitch;
+}
+
 // Every switch's buffer must hold its reserves and headroom (the MMU would
 // refuse it at set-up; say so at load, naming the switch).
 void check_switch_buffers(const Scenario& sc) {
@@ -66,7 +72,7 @@ void check_switch_buffers(const Scenario& sc) {
         (65 + c.cell);
     for (uint32_t id = 0; id < sc.topology.nodes().size(); ++id) {
       const TopoNode& n = sc.topology.node(id);
-      if (n.kind != NodeKind::kSwitch) continue;
+      if (!is_fabric_switch(n)) continue;
       const __int128 need =
           (per_vl + c.reserve.count() + c.pfc.headroom.count()) * kEthernetPriorities * n.num_ports;
       if (need > c.buffer.count()) {
@@ -85,7 +91,7 @@ void check_switch_buffers(const Scenario& sc) {
   for (uint8_t p = 0; p < kEthernetPriorities; ++p) lossless += c.lossless(p) ? 1 : 0;
   for (uint32_t id = 0; id < sc.topology.nodes().size(); ++id) {
     const TopoNode& n = sc.topology.node(id);
-    if (n.kind != NodeKind::kSwitch) continue;
+    if (!is_fabric_switch(n)) continue;
     __int128 need = static_cast<__int128>(c.reserve.count()) * kEthernetPriorities *
                     n.num_ports;  // no overflow
     for (const auto& adj : sc.topology.adjacency()[id]) {
