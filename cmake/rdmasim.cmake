@@ -32,6 +32,9 @@ function(rdmasim_tests target)
   list(TRANSFORM ARG_SOURCES PREPEND ${PROJECT_SOURCE_DIR}/)
   add_executable(${target} ${ARG_SOURCES})
   target_link_libraries(${target} PRIVATE rdmasim_catch_main ${ARG_DEPENDS} rdmasim_warnings)
+  if(RDMASIM_TEST_OPT)
+    target_compile_options(${target} PRIVATE ${RDMASIM_TEST_OPT})
+  endif()
   if(RDMASIM_PCH)
     # Catch2's header, the engine's and the standard library's parsed once
     # per test binary, not once per test file: 30 % of the test files' compile
