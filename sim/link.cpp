@@ -35,6 +35,8 @@ Time Link::transmit(PacketHandle p) {
   if (p->kind == PacketKind::kData) {
     ++counters_.data_frames;
     counters_.payload_bytes += p->payload_bytes;
+  } else if (is_link_control(p->kind)) {
+    ++counters_.control_frames;
   }
   if (!up_) {
     ++counters_.lost_down;

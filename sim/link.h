@@ -42,13 +42,14 @@ namespace rdmasim {
 class Node;
 
 struct LinkCounters {
-  uint64_t frames = 0;        // every frame serialized (a "packet-hop")
-  uint64_t data_frames = 0;   // frames that carry RDMA payload
-  int64_t wire_bytes = 0;     // bytes serialized, all frames
-  int64_t payload_bytes = 0;  // RDMA payload bytes serialized
-  Time busy;                  // total serialization time
-  uint64_t lost_down = 0;     // frames sent into, or caught on, a link that was down
-  uint64_t corrupted = 0;     // frames hit by a bit error, discarded by the receiving MAC
+  uint64_t frames = 0;          // every frame serialized (a "packet-hop")
+  uint64_t data_frames = 0;     // frames that carry RDMA payload
+  uint64_t control_frames = 0;  // link-level control frames (PFC, IB flow control)
+  int64_t wire_bytes = 0;       // bytes serialized, all frames
+  int64_t payload_bytes = 0;    // RDMA payload bytes serialized
+  Time busy;                    // total serialization time
+  uint64_t lost_down = 0;       // frames sent into, or caught on, a link that was down
+  uint64_t corrupted = 0;       // frames hit by a bit error, discarded by the receiving MAC
 };
 
 class Link : public Component {

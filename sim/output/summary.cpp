@@ -183,7 +183,14 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
                        {"vl", w.vl},
                        {"xmit_wait_ps", w.wait.in_ps()}});
     }
+    // Every flow-control packet on every link, NICs' included, per data
+    // packet-hop: the overhead the credit loop adds (IBA 7.9.4).
+    const double fc_per_data = r.data_packet_hops > 0 ? static_cast<double>(r.control_frame_hops) /
+                                                            static_cast<double>(r.data_packet_hops)
+                                                      : 0.0;
     j["infiniband"] = {{"flow_control_packets_sent", r.ib_fc_packets_sent},
+                       {"flow_control_packet_hops", r.control_frame_hops},
+                       {"flow_control_packets_per_data_packet", fc_per_data},
                        {"head_of_queue_discards", r.hoq_discards},
                        {"port_xmit_wait", std::move(waits)}};
   }

@@ -76,6 +76,7 @@ RDMASIM_TABLE(LinkRow, "links",                                        //
               RDMASIM_COLUMN(LinkRow, failed, "0/1"),                  //
               RDMASIM_COLUMN(LinkRow, frames, "frames"),               //
               RDMASIM_COLUMN(LinkRow, data_frames, "frames"),          //
+              RDMASIM_COLUMN(LinkRow, control_frames, "frames"),       //
               RDMASIM_COLUMN(LinkRow, wire_bytes, "bytes"),            //
               RDMASIM_COLUMN(LinkRow, payload_bytes, "bytes"),         //
               RDMASIM_COLUMN(LinkRow, busy_ps, "ps"),                  //

@@ -54,6 +54,7 @@ struct LinkRow {
   int64_t rate_bps, delay_ps;
   uint8_t failed;
   uint64_t frames, data_frames;
+  uint64_t control_frames;  // PFC frames, IB flow-control packets
   int64_t wire_bytes, payload_bytes, busy_ps;
   uint64_t window_frames;  // within the measurement window
   int64_t window_wire_bytes, window_payload_bytes, window_busy_ps;

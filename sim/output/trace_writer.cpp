@@ -261,6 +261,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       row.wire_bytes = l.wire_bytes;
       row.payload_bytes = l.payload_bytes;
       row.busy_ps = l.busy.in_ps();
+      row.control_frames = l.control_frames;
       row.window_frames = l.window_frames;
       row.window_wire_bytes = l.window_wire_bytes;
       row.window_payload_bytes = l.window_payload_bytes;

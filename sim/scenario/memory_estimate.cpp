@@ -45,6 +45,14 @@ std::string times(uint64_t n, int64_t each, const std::string& what) {
 int64_t usable_buffer(const Scenario& sc, uint32_t id) {
   const SwitchConfig& c = sc.fabric.sw;
   const TopoNode& n = sc.topology.node(id);
+  if (sc.fabric.transport == Transport::kInfiniband && n.tier != Tier::kNvSwitch) {
+    // Credits: each ingress port holds at most a VL buffer on each VL in
+    // use (the data and the ACK VL), whatever the shared buffer's size.
+    const int vls = sc.fabric.nic.data_priority == sc.fabric.nic.ack_priority ? 1 : 2;
+    const double credited = static_cast<double>(n.num_ports) * vls *
+                            static_cast<double>(sc.fabric.credits.vl_buffer.count());
+    return static_cast<int64_t>(std::min(static_cast<double>(c.buffer.count()), credited));
+  }
   int lossless = 0;
   for (uint8_t p = 0; p < 8; ++p) lossless += c.lossless(p) ? 1 : 0;
   const double buffer = static_cast<double>(c.buffer.count());

@@ -135,6 +135,7 @@ struct LinkResult {
   BitRate rate;
   uint64_t frames = 0;
   uint64_t data_frames = 0;
+  uint64_t control_frames = 0;  // PFC frames, IB flow-control packets
   int64_t wire_bytes = 0;
   int64_t payload_bytes = 0;
   Time busy;
@@ -173,8 +174,9 @@ struct RunResult {
   Time sim_time;
   uint64_t events = 0;
   uint64_t fingerprint = 0;
-  uint64_t packet_hops = 0;       // frames serialized onto links, all kinds
-  uint64_t data_packet_hops = 0;  // ... that carried RDMA payload
+  uint64_t packet_hops = 0;         // frames serialized onto links, all kinds
+  uint64_t data_packet_hops = 0;    // ... that carried RDMA payload
+  uint64_t control_frame_hops = 0;  // ... that were PFC or IB flow-control frames
   uint64_t packets_created = 0;
   uint32_t threads = 1;  // partitions the run was split into (RunOptions::threads)
   uint64_t phases = 0;   // synchronization phases of a partitioned run

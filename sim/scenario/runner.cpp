@@ -398,6 +398,7 @@ void collect_links(RunResult& r, const Scenario& sc, const Fabric& fabric,
       lr.rate = link.rate();
       lr.frames = c.frames;
       lr.data_frames = c.data_frames;
+      lr.control_frames = c.control_frames;
       lr.wire_bytes = c.wire_bytes;
       lr.payload_bytes = c.payload_bytes;
       lr.busy = c.busy;
@@ -416,6 +417,7 @@ void collect_links(RunResult& r, const Scenario& sc, const Fabric& fabric,
       r.link_lost_down += c.lost_down;
       r.link_corrupted += c.corrupted;
       r.data_packet_hops += c.data_frames;
+      r.control_frame_hops += c.control_frames;
       r.links.push_back(lr);
     }
   }

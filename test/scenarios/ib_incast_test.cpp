@@ -2,6 +2,9 @@
 // credit-based flow control (IBA §7.9) instead of PFC. Expected values from
 // the wire format (docs/infiniband.md): a 4096-byte payload is 4122 wire
 // bytes, a flow-control packet 6.
+#include <nlohmann/json.hpp>
+
+#include "sim/output/summary.h"
 #include "test/support/catch_units.h"
 #include "test/support/run_helpers.h"
 #include "test/support/scenario_sim.h"
@@ -170,4 +173,76 @@ TEST_CASE("InfiniBand head-of-queue lifetime: a blocked VL discards its head eve
   // The ports facing switches keep OpenSM's default, 0x12: 4.096 us x 2^18.
   CHECK(hoq_lifetime(0x12) == Time::ps(4'096'000) * (int64_t{1} << 18));
   CHECK(hoq_lifetime(20).is_infinite());
+}
+
+// Flow-control packets per data packet (issue 12, item 8): without
+// coalescing or a period, every packet a port frees (a data packet or an
+// ACK, at a switch when it leaves, at a NIC when it arrives) is one 6-byte
+// flow-control packet back over the link it came in on (IBA 7.9.4, one
+// update per VL whose grant grew). So each link direction carries as many
+// flow-control packets as the other direction carried data and ACK packets,
+// but for the last ACK's: the run ends at that ACK's completion, with its
+// update still to be sent. With one ACK per data packet the fabric carries
+// two per data packet-hop, less that one.
+TEST_CASE("InfiniBand flow-control packets: one per packet freed, two per data packet-hop",
+          "[quick][scenario][infiniband]") {
+  std::string json = kIbIncast;
+  json.replace(json.find("1MiB"), 4, "64KiB");
+  const Ran ran = run_text(json);
+  const RunResult& r = ran.result;
+  REQUIRE(r.status == RunStatus::kComplete);
+  REQUIRE(r.links.size() == 2 * 17);
+  uint64_t control = 0;
+  int short_by_one = 0;
+  for (size_t i = 0; i < r.links.size(); ++i) {
+    const LinkResult& l = r.links[i];
+    const LinkResult& back = r.links[i ^ 1];  // the same cable, the other way
+    const uint64_t freed = back.frames - back.control_frames;
+    if (l.control_frames + 1 == freed) {
+      ++short_by_one;
+    } else {
+      CHECK(l.control_frames == freed);
+    }
+    control += l.control_frames;
+  }
+  CHECK(short_by_one == 1);
+  CHECK(control == r.control_frame_hops);
+  // 16 x 16 data packets, each two hops, and as many ACKs.
+  CHECK(r.data_packet_hops == 16 * 16 * 2);
+  CHECK(r.control_frame_hops == 2 * r.data_packet_hops - 1);
+  CHECK(r.pfc_frames_sent == 0);
+  const auto j = nlohmann::json::parse(summary_json(ran.scenario, r))["infiniband"];
+  CHECK(j["flow_control_packet_hops"] == r.control_frame_hops);
+  CHECK(j["flow_control_packets_per_data_packet"] == (2.0 * 512 - 1) / 512);
+
+  // Coalescing gathers the blocks freed within a microsecond into one update
+  // per VL. It matters where packets are freed fast: h0 takes one every 330
+  // ns (4122 B at EDR), so its updates to the switch (row 0: h0 -> sw0) fall
+  // to at most one per three packets and a few more; the senders' ports,
+  // each freeing a packet every 16 x 330 ns, gain nothing.
+  std::string coalesced = json;
+  coalesced.replace(coalesced.find("\"nic\""), 0,
+                    R"("infiniband": {"credits": {"coalesce": "1us"}}, )");
+  const Ran c = run_text(coalesced);
+  REQUIRE(c.result.status == RunStatus::kComplete);
+  REQUIRE(r.links[0].from == ran.scenario.topology.find("h0").value());
+  REQUIRE(r.links[1].data_frames == 256);
+  CHECK(r.links[0].control_frames == 256);
+  CHECK(c.result.links[0].control_frames * 3 <= r.links[1].data_frames + 3);
+  CHECK(c.result.control_frame_hops < r.control_frame_hops);
+}
+
+// On RoCE the same column counts PFC frames: every pause and resume frame a
+// switch sends, and nothing else (the NICs send none here).
+TEST_CASE("RoCE control frames on the links are the PFC frames the switches sent",
+          "[quick][scenario][pfc]") {
+  const Ran ran = run_text(R"({
+    "fabric": {"link": {"rate": "100Gbps", "delay": "1us"}, "switch": {"buffer": "1MiB"}},
+    "topology": {"kind": "star", "hosts": 9},
+    "traffic": [{"kind": "incast", "senders": "all", "dst": "h0", "size": "512KiB"}]
+  })");
+  const RunResult& r = ran.result;
+  REQUIRE(r.status == RunStatus::kComplete);
+  REQUIRE(r.pfc_frames_sent > 0);
+  CHECK(r.control_frame_hops == r.pfc_frames_sent);
 }
