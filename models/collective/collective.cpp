@@ -67,8 +67,7 @@ Collective::Collective(Simulation& sim, std::string name, CollectiveSpec spec,
         break;
       case CollectiveAlgorithm::kHierarchical:
         assert(spec_.op == CollectiveOp::kAllReduce && spec_.servers.gpus >= 2);
-        plans_.push_back(hierarchical_plan(spec_.servers, bytes, spec_.channels,
-                                           spec_.slot_bytes(),
+        plans_.push_back(hierarchical_plan(spec_.servers, bytes, spec_.channels, spec_.slot_bytes(),
                                            std::max<uint32_t>(1, spec_.steps / 2)));
         break;
     }

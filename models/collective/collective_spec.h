@@ -71,14 +71,14 @@ struct CollectiveSpec {
   BitRate reduce_rate;
   int64_t buffsize = kNcclBuffsize;    // NCCL_BUFFSIZE: each connection's receive buffer
   uint32_t steps = kNcclSteps;         // NCCL_STEPS: its slots, buffsize / steps each
+  uint32_t item = 0;                   // the scenario's traffic[item]
+  std::shared_ptr<const CcConfig> cc;  // congestion control of its QPs; none if null
   // NCCL_CROSS_NIC: false keeps each ring channel on one rail where the
   // ranks are whole servers (plan.h rule 4).
   bool cross_nic = false;
   // The ranks as whole servers of a rail-optimized fabric (gpus 0: they are
   // not); the hierarchical algorithm needs them, rail-aligned rings use them.
   ServerLayout servers;
-  uint32_t item = 0;                   // the scenario's traffic[item]
-  std::shared_ptr<const CcConfig> cc;  // congestion control of its QPs; none if null
   int64_t slot_bytes() const { return buffsize / steps; }
   // The layout a ring follows: rail-aligned (plan.h rule 4) unless
   // cross_nic, on whole servers of at least 2 GPUs in at least 2 servers.

@@ -119,7 +119,8 @@ CollectivePlan hierarchical_plan(const ServerLayout& layout, int64_t bytes, uint
               }
               // At server s+1: the next rail step forwards it, and from
               // step N-2 on (the final values) its AllGather sends it.
-              e.consumers = static_cast<uint8_t>((t + 1 < rail_steps ? 1 : 0) + (t + 2 >= N ? 1 : 0));
+              e.consumers =
+                  static_cast<uint8_t>((t + 1 < rail_steps ? 1 : 0) + (t + 2 >= N ? 1 : 0));
             }
           }
           ib += N * rs_steps * m;

@@ -281,8 +281,8 @@ ServerLayout server_layout(const Topology& t, const std::vector<uint32_t>& ranks
     const std::vector<uint32_t>& m = groups.members(HostGroupKind::kNode, s);
     for (uint32_t l = 0; l < m.size(); ++l) where[m[l]] = {s, l};
   }
-  std::vector<uint32_t> order;               // servers, first appearance first
-  std::vector<uint32_t> seen(servers, 0);    // ranks per server
+  std::vector<uint32_t> order;             // servers, first appearance first
+  std::vector<uint32_t> seen(servers, 0);  // ranks per server
   for (const uint32_t h : ranks) {
     const uint32_t s = where[h].first;
     if (s == UINT32_MAX) {
@@ -298,9 +298,8 @@ ServerLayout server_layout(const Topology& t, const std::vector<uint32_t>& ranks
   for (uint32_t i = 0; i < order.size(); ++i) {
     const std::vector<uint32_t>& m = groups.members(HostGroupKind::kNode, order[i]);
     if (seen[order[i]] != m.size() || m.size() != out.gpus) {
-      why = "server " + t.node(t.hosts()[m[0]]).group + " has " +
-            std::to_string(seen[order[i]]) + " of its " + std::to_string(m.size()) +
-            " GPUs among the ranks";
+      why = "server " + t.node(t.hosts()[m[0]]).group + " has " + std::to_string(seen[order[i]]) +
+            " of its " + std::to_string(m.size()) + " GPUs among the ranks";
       return {};
     }
     index[order[i]] = i;

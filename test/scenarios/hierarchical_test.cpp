@@ -6,8 +6,8 @@
 // V11's busbw bounds (the RoCE and IB goodputs of REFERENCES §3.4, the
 // NVLink rate B_nvl_eff = 370 GB/s of NVIDIA/nccl-tests#212) and nccl-tests'
 // busbw definition.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
@@ -35,8 +35,7 @@ std::string rail_fabric(uint32_t sus, uint32_t nodes, uint32_t gpus, const std::
          std::to_string(sus) + R"(, "nodes_per_su": )" + std::to_string(nodes) +
          R"(, "gpus_per_node": )" + std::to_string(gpus) +
          (nodes % 4 != 0 ? R"(, "spines": )" + std::to_string(nodes) : std::string()) +
-         R"(, "ufm": false}, "traffic": [)" +
-         traffic + "]}";
+         R"(, "ufm": false}, "traffic": [)" + traffic + "]}";
 }
 
 std::string all_reduce(const std::string& algorithm, int64_t size, const std::string& extra = "") {
@@ -82,8 +81,9 @@ TEST_CASE(
     const Ran ran = run_text(rail_fabric(
         1, 4, 4,
         all_reduce(cross ? "ring" : algorithm, size,
-                   algorithm == "hierarchical" ? "" : std::string(R"(, "channels": 4)") +
-                                                          (cross ? R"(, "cross_nic": true)" : ""))));
+                   algorithm == "hierarchical" ? ""
+                                               : std::string(R"(, "channels": 4)") +
+                                                     (cross ? R"(, "cross_nic": true)" : ""))));
     REQUIRE(ran.result.status == RunStatus::kComplete);
     REQUIRE(ran.result.collectives.at(0).completed == 1);
     const LayerBytes b = layer_bytes(ran);
@@ -109,12 +109,12 @@ TEST_CASE(
   const int64_t size = int64_t{3} << 20;  // a multiple of 4 n channels
   for (const std::string algorithm : {"hierarchical", "ring"}) {
     INFO(algorithm);
-    const Scenario sc = load_scenario_text(
-        rail_fabric(1, servers, gpus,
-                    all_reduce(algorithm, size,
-                               R"(, "channels": 2, "iterations": 3, "gap": "3us",
+    const Scenario sc =
+        load_scenario_text(rail_fabric(1, servers, gpus,
+                                       all_reduce(algorithm, size,
+                                                  R"(, "channels": 2, "iterations": 3, "gap": "3us",
                                   "reduce_rate": "800Gbps", "nccl_buffsize": "256KiB")")),
-        "small");
+                           "small");
     const std::vector<RunResult> runs = run_on_1_2_3_threads(sc);
     const CollectiveResult& c = runs[0].collectives.at(0);
     CHECK(c.completed == iterations);
@@ -170,10 +170,9 @@ V11 v11(const std::string& transport, uint32_t servers, const std::string& algor
   const double nic = 400e9 / 8 * 4096.0 / (transport == "infiniband" ? 4122.0 : 4178.0);
   const double nvl = 370e9;
   const double fn = static_cast<double>(n), fN = static_cast<double>(servers);
-  const double bound =
-      algorithm == "ring"
-          ? std::min(g * nic, g / (g - 1.0) * nvl)
-          : std::min(g * nic * (fn - 1) / fn * fN / (fN - 1), g / (g - 1.0) * nvl * (fn - 1) / fn);
+  const double bound = algorithm == "ring" ? std::min(g * nic, g / (g - 1.0) * nvl)
+                                           : std::min(g * nic * (fn - 1) / fn * fN / (fN - 1),
+                                                      g / (g - 1.0) * nvl * (fn - 1) / fn);
   // t_net: GPU 0 of server 0 to GPU 0 of server 1; t_nvl: GPU 0 to GPU 1.
   const Scenario idle = load_scenario_text(rail_fabric(1, servers, g, "", transport), "idle");
   const double t_net = one_message(idle, 0, g).in_seconds();
@@ -182,8 +181,8 @@ V11 v11(const std::string& transport, uint32_t servers, const std::string& algor
                                            : 2 * (fN - 1) * t_net + 2 * (g - 1) * t_nvl;
   const double t_bw = 2 * (fn - 1) / fn * static_cast<double>(size) / bound;
   const Ran ran = run_text(rail_fabric(
-      1, servers, g,
-      all_reduce(algorithm, size, algorithm == "ring" ? R"(, "channels": 8)" : ""), transport));
+      1, servers, g, all_reduce(algorithm, size, algorithm == "ring" ? R"(, "channels": 8)" : ""),
+      transport));
   REQUIRE(ran.result.status == RunStatus::kComplete);
   const CollectiveResult& c = ran.result.collectives.at(0);
   REQUIRE(c.completed == 1);

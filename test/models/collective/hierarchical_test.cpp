@@ -122,7 +122,9 @@ TEST_CASE("hierarchical plan: shape, bytes per rank and dependencies", "[quick][
                 rx[c.receiver] += e.bytes;
                 tx[c.sender] += e.bytes;
                 phase_rx[f * size_t{n} + c.receiver] += e.bytes;
-                const uint32_t first = f == 0 ? 0 : f == 1 ? gpus - 1 : gpus - 1 + 2 * (servers - 1);
+                const uint32_t first = f == 0   ? 0
+                                       : f == 1 ? gpus - 1
+                                                : gpus - 1 + 2 * (servers - 1);
                 const uint32_t count = f == 1 ? 2 * (servers - 1) : gpus - 1;
                 CHECK(e.step >= first);
                 CHECK(e.step < first + count);
@@ -232,7 +234,7 @@ TEST_CASE("rail-aligned rings: channel j leaves every server on rail j", "[quick
             }
           }
           for (uint32_t r = 0; r < n; ++r) {
-            CHECK(rx[r] == ring_bytes_received(op, n, size) );
+            CHECK(rx[r] == ring_bytes_received(op, n, size));
           }
           check_consumers(p);
           CHECK(runs_to_end(p));
