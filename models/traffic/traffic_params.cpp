@@ -270,13 +270,14 @@ const ParamTable& collective_params() {
             "all_reduce only); hierarchical: reduce-scatter inside each server over NVLink, a "
             "ring all-reduce of each GPU's shard across the servers on its rail, all-gather "
             "inside the server, pipelined chunk by chunk (all_reduce only, on whole servers of a "
-            "rail_optimized fabric, at least 2 of at least 2 GPUs)")
+            "rail_optimized fabric with NVLink, at least 2 of at least 2 GPUs)")
         .source("NCCL; CASES.md V11");
     f.add("cross_nic", ParamKind::kBool)
         .def(false)
         .doc(
-            "false: where the ranks are whole servers of a rail_optimized fabric (at least 2 of "
-            "at least 2 GPUs), ring channel j enters and leaves every server on rail j: its ring "
+            "false: where the ranks are whole servers of a rail_optimized fabric with NVLink (at "
+            "least 2 of at least 2 GPUs), ring channel j enters and leaves every server on rail j: "
+            "its ring "
             "runs server by server, each from GPU j mod g on, and the server's last GPU reaches "
             "rail j's NIC over NVLink through GPU j (NCCL's PXN); true: one ring over the ranks "
             "in their order, whatever NIC that takes")

@@ -395,6 +395,15 @@ CollectiveSpec read_collective(JsonReader& r, const Topology& t, const std::stri
              "servers of at least 2 GPUs for \"hierarchical\" (topology gpus_per_node)");
     }
   }
+  // Rail alignment and the hierarchical phases inside a server go over
+  // NVLink: without it (topology nvswitch false) there is none to use.
+  const bool nvlink = std::any_of(t.links().begin(), t.links().end(),
+                                  [](const TopoLink& l) { return l.kind == LinkKind::kNvlink; });
+  if (!nvlink && c.algorithm == CollectiveAlgorithm::kHierarchical) {
+    r.fail("algorithm", "\"hierarchical\" on servers without NVLink (topology nvswitch false)",
+           "a rail_optimized fabric with nvswitch true");
+  }
+  if (!nvlink) c.servers = {};
   c.channels = static_cast<uint32_t>(r.integer("channels"));
   c.qps = static_cast<uint32_t>(r.integer("qps_per_connection"));
   const int64_t unit = 4 * static_cast<int64_t>(c.ranks.size()) * c.channels;
