@@ -1,6 +1,6 @@
-// Hierarchical AllReduce (NCCL's approach for multi-GPU servers, as in
-// NCCL_ALGO=CollNet/NVLS without switch offload, and Horovod's hierarchical
-// allreduce; the "hierarchical" of CASES.md V11) as a CollectivePlan, over
+// Hierarchical AllReduce (the "hierarchical" of CASES.md V11; the scheme of
+// Horovod's HOROVOD_HIERARCHICAL_ALLREDUCE, with rings in both layers and no
+// switch offload, unlike NCCL's NVLS and CollNet) as a CollectivePlan, over
 // whole servers of g GPUs (ServerLayout), N >= 2 servers, g >= 2:
 //  1. ReduceScatter inside each server, a ring over its g GPUs (NVLink):
 //     GPU l ends with shard l (S/g) reduced over the server;

@@ -227,3 +227,23 @@ TEST_CASE("V11 IB N=4 and N=16 S=256MiB: flat ring and hierarchical busbw within
     check_v11(v11("infiniband", servers, "hierarchical"));
   }
 }
+
+TEST_CASE(
+    "whole servers in any rank order: servers by their first rank, GPUs by their index, rings "
+    "rail-aligned unless cross_nic",
+    "[quick][scenario][collective]") {
+  // 2 servers of 4 GPUs (hosts 0-3 and 4-7), ranked server 1 first, each
+  // server's GPUs out of order.
+  const std::string ranks = R"(, "ranks": [6, 4, 1, 5, 3, 0, 7, 2])";
+  const Scenario sc = load_scenario_text(
+      rail_fabric(1, 2, 4,
+                  all_reduce("ring", 1 << 20, ranks) + "," +
+                      all_reduce("ring", 1 << 20, ranks + R"(, "cross_nic": true)")),
+      "order");
+  const CollectiveSpec& c = sc.collectives.at(0);
+  CHECK(c.servers.gpus == 4);
+  // rank[s g + l]: server 1 (first rank 6) then server 0, GPU by GPU.
+  CHECK(c.servers.rank == std::vector<uint32_t>{1, 3, 0, 6, 5, 2, 7, 4});
+  CHECK(c.rail_rings() != nullptr);
+  CHECK(sc.collectives.at(1).rail_rings() == nullptr);
+}
