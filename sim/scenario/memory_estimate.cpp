@@ -108,8 +108,10 @@ MemoryEstimate estimate_memory(const Scenario& sc, int64_t loaded_bytes) {
   e.parts.push_back(
       {"flows", static_cast<int64_t>(flows) * kPerFlow, times(flows, kPerFlow, "flows")});
   // Collectives: qps_per_connection QP pairs per connection (ring: n x
-  // channels; double binary tree: 2 trees x (n - 1) edges x up and down x
-  // channels), and per element of the plan its record and time; per
+  // channels, plus a PXN relay per server and channel when rail-aligned;
+  // double binary tree: 2 trees x (n - 1) edges x up and down x channels;
+  // hierarchical: 3 n x channels), and per element of the plan its record
+  // and time; per
   // iteration, rank and step a record, kept and reported
   // (models/collective/collective.h).
   int64_t coll_bytes = 0;
