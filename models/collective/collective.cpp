@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include "models/collective/hierarchical.h"
 #include "models/collective/ring.h"
 #include "models/collective/tree.h"
 #include "models/traffic/flow_generator.h"
@@ -27,6 +28,8 @@ const char* to_string(CollectiveAlgorithm a) {
       return "ring";
     case CollectiveAlgorithm::kTree:
       return "tree";
+    case CollectiveAlgorithm::kHierarchical:
+      return "hierarchical";
   }
   return "?";
 }
@@ -56,11 +59,16 @@ Collective::Collective(Simulation& sim, std::string name, CollectiveSpec spec,
     switch (spec_.algorithm) {
       case CollectiveAlgorithm::kRing:
         plans_.push_back(ring_plan(spec_.op, n, bytes, spec_.channels, spec_.slot_bytes(),
-                                   std::max<uint32_t>(1, spec_.steps / 2)));
+                                   std::max<uint32_t>(1, spec_.steps / 2), spec_.rail_rings()));
         break;
       case CollectiveAlgorithm::kTree:
         assert(spec_.op == CollectiveOp::kAllReduce);
         plans_.push_back(tree_plan(n, bytes, spec_.channels, spec_.slot_bytes()));
+        break;
+      case CollectiveAlgorithm::kHierarchical:
+        assert(spec_.op == CollectiveOp::kAllReduce && spec_.servers.gpus >= 2);
+        plans_.push_back(hierarchical_plan(spec_.servers, bytes, spec_.channels, spec_.slot_bytes(),
+                                           std::max<uint32_t>(1, spec_.steps / 2)));
         break;
     }
     first_iter_.push_back(first_iter_.back() + spec_.phase_iterations());
@@ -135,6 +143,7 @@ Collective::Collective(Simulation& sim, std::string name, CollectiveSpec spec,
   iters_.resize(size_t{spec_.iterations} * n);
   steps_.resize(size_t{spec_.iterations} * n * plan0.steps);
   rank_rx_.assign(n, 0);
+  relay_rx_.assign(n, 0);
   for (uint32_t r = 0; r < n; ++r) {
     kicks_.push_back(std::make_unique<IndexedEvent<Collective, &Collective::kick>>(
         this, r, EventClass::kTraffic, id()));
@@ -209,9 +218,14 @@ void Collective::on_receive_completion(uint32_t host, const Completion& c) {
   const uint64_t base = k.recv.base;
   assert(c.imm >= k.arrived && c.imm < base + k.recv.elems);
   ++k.parts_in[c.imm % spec_.steps];
-  rank_rx_[pc.receiver] += c.bytes;
   const size_t row = size_t{rs.iter} * ranks() + pc.receiver;
-  steps_[row * nsteps + pc.elems[c.imm - base].step].bytes += c.bytes;
+  const PlanElement& part_of = pc.elems[c.imm - base];
+  if (part_of.relay) {
+    relay_rx_[pc.receiver] += c.bytes;  // a PXN proxy's: not its rank's data
+  } else {
+    rank_rx_[pc.receiver] += c.bytes;
+    steps_[row * nsteps + part_of.step].bytes += c.bytes;
+  }
   Time first = Time::infinite();
   while (k.arrived < base + k.recv.elems) {
     uint8_t& got = k.parts_in[k.arrived % spec_.steps];
@@ -229,8 +243,10 @@ void Collective::on_receive_completion(uint32_t host, const Completion& c) {
     }
     k.ready_at[e] = t;
     ++k.arrived;
-    StepRecord& sr = steps_[row * nsteps + pe.step];
-    sr.end = sr.end.is_infinite() ? now : std::max(sr.end, now);
+    if (!pe.relay) {
+      StepRecord& sr = steps_[row * nsteps + pe.step];
+      sr.end = sr.end.is_infinite() ? now : std::max(sr.end, now);
+    }
     first = std::min(first, t);
   }
   if (!first.is_infinite()) wake(pc.receiver, first);
@@ -440,6 +456,7 @@ int64_t Collective::bytes_total() const {
 int64_t Collective::bytes_delivered() const {
   int64_t n = 0;
   for (const int64_t b : rank_rx_) n += b;
+  for (const int64_t b : relay_rx_) n += b;
   return n;
 }
 

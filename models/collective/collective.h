@@ -106,8 +106,10 @@ class Collective : public Workload, public CompletionHandler {
     return steps_[(size_t{iter} * ranks() + rank) * plans_[0].steps + step];
   }
   // Payload bytes rank `rank` has received in all so far (data elements
-  // only, not FIFO entries).
+  // only, not FIFO entries, nor what it received as a PXN proxy: plan.h
+  // rule 4), and what it received as a proxy.
   int64_t received(uint32_t rank) const { return rank_rx_[rank]; }
+  int64_t relayed(uint32_t rank) const { return relay_rx_[rank]; }
   // Iteration `iter` of the whole collective: first start, last end.
   Time iteration_start(uint32_t iter) const;
   Time iteration_end(uint32_t iter) const;  // infinite if a rank has not finished it
@@ -227,6 +229,7 @@ class Collective : public Workload, public CompletionHandler {
   std::vector<RankIteration> iters_;
   std::vector<StepRecord> steps_;
   std::vector<int64_t> rank_rx_;
+  std::vector<int64_t> relay_rx_;  // per rank, as a proxy
   // Per host: the first QPN it created for the collective, and its ends by
   // QPN - first (its QPs are created one after another).
   std::vector<uint32_t> first_qpn_;

@@ -10,13 +10,14 @@
 #include <vector>
 
 #include "models/cc/cc_algorithm.h"
+#include "models/collective/plan.h"
 #include "sim/units.h"
 
 namespace rdmasim {
 
 // nccl-tests' names: all_reduce_perf, all_gather_perf, reduce_scatter_perf.
 enum class CollectiveOp : uint8_t { kAllReduce, kAllGather, kReduceScatter };
-enum class CollectiveAlgorithm : uint8_t { kRing, kTree };
+enum class CollectiveAlgorithm : uint8_t { kRing, kTree, kHierarchical };
 
 const char* to_string(CollectiveOp op);
 const char* to_string(CollectiveAlgorithm a);
@@ -72,7 +73,18 @@ struct CollectiveSpec {
   uint32_t steps = kNcclSteps;         // NCCL_STEPS: its slots, buffsize / steps each
   uint32_t item = 0;                   // the scenario's traffic[item]
   std::shared_ptr<const CcConfig> cc;  // congestion control of its QPs; none if null
+  // NCCL_CROSS_NIC: false keeps each ring channel on one rail where the
+  // ranks are whole servers (plan.h rule 4).
+  bool cross_nic = false;
+  // The ranks as whole servers of a rail-optimized fabric (gpus 0: they are
+  // not); the hierarchical algorithm needs them, rail-aligned rings use them.
+  ServerLayout servers;
   int64_t slot_bytes() const { return buffsize / steps; }
+  // The layout a ring follows: rail-aligned (plan.h rule 4) unless
+  // cross_nic, on whole servers of at least 2 GPUs in at least 2 servers.
+  const ServerLayout* rail_rings() const {
+    return !cross_nic && servers.gpus >= 2 && servers.servers() >= 2 ? &servers : nullptr;
+  }
   // The sizes run one after another (phases): the sweep's, or `bytes` alone.
   size_t phases() const { return sweep_bytes.empty() ? 1 : sweep_bytes.size(); }
   int64_t phase_bytes(size_t p) const { return sweep_bytes.empty() ? bytes : sweep_bytes[p]; }

@@ -17,6 +17,16 @@
 //     earlier steps; in a tree, up the tree's edges toward the root, then
 //     down them away from it. `step` is the algorithm's step the element
 //     belongs to.
+//  4. Rail alignment (NCCL_CROSS_NIC=0, the default on rail-optimized
+//     fabrics): where the ranks are whole servers (ServerLayout), channel j
+//     enters and leaves every server on rail j. Its ring runs server by
+//     server, each server's GPUs from GPU j (j mod g) on, so it enters at
+//     GPU j's own NIC; the server's last GPU, j - 1, reaches the NIC of
+//     rail j as NCCL's PXN does: its elements go over NVLink to GPU j (a
+//     relay element: the proxy forwards it unreduced, and it is not data of
+//     the proxy's rank), which posts them on its NIC to GPU j of the next
+//     server. Hierarchical plans (hierarchical.h) keep every network hop on
+//     one rail by construction.
 #pragma once
 
 #include <array>
@@ -35,6 +45,9 @@ struct PlanElement {
   std::array<uint32_t, kMaxDeps> dep_elem{0, 0};
   uint8_t consumers = 0;  // later elements that forward this one (at most 2)
   bool reduce = false;    // reduced into the receiver's data on arrival (costs reduce time)
+  // Received by a PXN proxy (rule 4): forwarded, not the receiver's data, so
+  // not in its received bytes or step records.
+  bool relay = false;
 };
 
 struct PlanConnection {
@@ -43,9 +56,20 @@ struct PlanConnection {
   std::vector<PlanElement> elems;
 };
 
+// The ranks as whole servers (plan.h rule 4): rank[s * gpus + l] is the rank
+// on GPU l of server s; servers in the order their first rank appears, GPUs
+// in the server's own order (GPU l on rail l of a rail-optimized fabric).
+struct ServerLayout {
+  uint32_t gpus = 0;
+  std::vector<uint32_t> rank;
+  uint32_t servers() const { return gpus == 0 ? 0 : static_cast<uint32_t>(rank.size() / gpus); }
+  bool operator==(const ServerLayout&) const = default;
+};
+
 struct CollectivePlan {
   uint32_t ranks = 0;
-  uint32_t steps = 0;  // the algorithm's steps (ring AllReduce: 2(n-1); tree: 2)
+  uint32_t steps = 0;  // the algorithm's steps (ring AllReduce: 2(n-1); tree: 2;
+                       // hierarchical: 2(g-1) + 2(N-1))
   std::vector<PlanConnection> conns;
 };
 

@@ -17,6 +17,10 @@
 // most half the buffer keeps the ring from deadlocking: a slot a rank needs
 // is freed by its successor forwarding an element that lies less than a
 // buffer ahead, and so on around the ring.
+// With a ServerLayout (plan.h rule 4) the rings are rail-aligned: channel c
+// visits the servers in order, each from its GPU j = c mod g on, and the
+// hop out of each server is a PXN relay over NVLink to GPU j, then GPU j's
+// NIC to GPU j of the next server.
 #pragma once
 
 #include <cstdint>
@@ -26,9 +30,14 @@
 
 namespace rdmasim {
 
-// Requires n >= 2, bytes a positive multiple of n x channels, chunk_slots >= 1.
+// Requires n >= 2, bytes a positive multiple of n x channels, chunk_slots >= 1;
+// `rails`, if given, of n ranks in at least 2 servers of at least 2 GPUs.
+// Connection c x n + p: channel c, from the p-th rank of its ring to the
+// next; then, with `rails`, connection n x channels + c x N + s: channel c's
+// PXN relay in server s.
 CollectivePlan ring_plan(CollectiveOp op, uint32_t n, int64_t bytes, uint32_t channels,
-                         int64_t slot_bytes, uint32_t chunk_slots);
+                         int64_t slot_bytes, uint32_t chunk_slots,
+                         const ServerLayout* rails = nullptr);
 
 // Bytes each rank receives in one iteration of the ring: 2(n-1)/n x size for
 // AllReduce, (n-1)/n x size for AllGather and ReduceScatter.

@@ -116,8 +116,10 @@ MemoryEstimate estimate_memory(const Scenario& sc, int64_t loaded_bytes) {
   e.parts.push_back(
       {"flows", static_cast<int64_t>(flows) * kPerFlow, times(flows, kPerFlow, "flows")});
   // Collectives: qps_per_connection QP pairs per connection (ring: n x
-  // channels; double binary tree: 2 trees x (n - 1) edges x up and down x
-  // channels), and per element of the plan its record and time; per
+  // channels, plus a PXN relay per server and channel when rail-aligned;
+  // double binary tree: 2 trees x (n - 1) edges x up and down x channels;
+  // hierarchical: 3 n x channels), and per element of the plan its record
+  // and time; per
   // iteration, rank and step a record, kept and reported
   // (models/collective/collective.h).
   int64_t coll_bytes = 0;
@@ -125,7 +127,23 @@ MemoryEstimate estimate_memory(const Scenario& sc, int64_t loaded_bytes) {
   for (const CollectiveSpec& c : sc.collectives) {
     const uint64_t n = c.ranks.size();
     const bool tree = c.algorithm == CollectiveAlgorithm::kTree;
-    const uint64_t conns = tree ? 4 * (n - 1) * c.channels : n * c.channels;
+    if (c.algorithm == CollectiveAlgorithm::kHierarchical) {
+      // 3 n connections per channel, each carrying at most size / channels
+      // (the intra-server ones (g-1)/g of it), in slots.
+      const uint64_t conns = 3 * n * c.channels;
+      pairs += conns * c.qps;
+      if (c.cc) cc_pairs += conns * c.qps;
+      for (size_t p = 0; p < c.phases(); ++p) {
+        const int64_t per_conn = c.phase_bytes(p) / static_cast<int64_t>(c.channels);
+        coll_elems += conns * static_cast<uint64_t>(per_conn / c.slot_bytes() + n);
+      }
+      const uint64_t steps = 2 * (uint64_t{c.servers.gpus} - 1) + 2 * (c.servers.servers() - 1);
+      coll_steps += uint64_t{c.iterations} * n * steps;
+      continue;
+    }
+    // A rail-aligned ring's PXN relays: one more connection per server.
+    const uint64_t relays = !tree && c.rail_rings() != nullptr ? c.servers.servers() : 0;
+    const uint64_t conns = tree ? 4 * (n - 1) * c.channels : (n + relays) * c.channels;
     pairs += conns * c.qps;
     if (c.cc) cc_pairs += conns * c.qps;
     const uint64_t steps = tree ? 2 : c.op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
@@ -194,11 +212,17 @@ MemoryEstimate estimate_memory(const Scenario& sc, int64_t loaded_bytes) {
                   static_cast<__int128>(4 * (n - 1) * c.channels);
       continue;
     }
+    if (c.algorithm == CollectiveAlgorithm::kHierarchical) {
+      sendable += static_cast<__int128>(std::min<int64_t>(c.bytes / c.channels, c.buffsize)) *
+                  static_cast<__int128>(3 * n * c.channels);
+      continue;
+    }
     const int64_t chunk = c.bytes / static_cast<int64_t>(n * c.channels);
     const int64_t per_conn = std::min<int64_t>(
         chunk * (c.op == CollectiveOp::kAllReduce ? 2 : 1) * static_cast<int64_t>(n - 1),
         c.buffsize);
-    sendable += static_cast<__int128>(per_conn) * static_cast<__int128>(n * c.channels);
+    const uint64_t relays = c.rail_rings() != nullptr ? c.servers.servers() : 0;
+    sendable += static_cast<__int128>(per_conn) * static_cast<__int128>((n + relays) * c.channels);
   }
   __int128 holdable = 0;
   for (uint32_t id = 0; id < topo.nodes().size(); ++id) {

@@ -264,6 +264,53 @@ std::vector<uint32_t> read_ranks(JsonReader& r, const Topology& t, RngStream& rn
   return read_host_set(r, "ranks", t, HostSetRules::at_least(2), &rng);
 }
 
+// The ranks as whole servers of a rail-optimized fabric (plan.h rule 4):
+// servers in the order their first rank appears, each server's GPUs in its
+// own order. Empty (gpus 0) with the reason in `why` if they are not.
+ServerLayout server_layout(const Topology& t, const std::vector<uint32_t>& ranks,
+                           std::string& why) {
+  const HostGroups& groups = t.host_groups();
+  const uint32_t servers = groups.count(HostGroupKind::kNode);
+  if (servers == 0) {
+    why = "a topology without servers";
+    return {};
+  }
+  // Host index -> (server, GPU in the server).
+  std::vector<std::pair<uint32_t, uint32_t>> where(t.num_hosts(), {UINT32_MAX, 0});
+  for (uint32_t s = 0; s < servers; ++s) {
+    const std::vector<uint32_t>& m = groups.members(HostGroupKind::kNode, s);
+    for (uint32_t l = 0; l < m.size(); ++l) where[m[l]] = {s, l};
+  }
+  std::vector<uint32_t> order;             // servers, first appearance first
+  std::vector<uint32_t> seen(servers, 0);  // ranks per server
+  for (const uint32_t h : ranks) {
+    const uint32_t s = where[h].first;
+    if (s == UINT32_MAX) {
+      why = host_name(t, h) + " is not a GPU of a server";
+      return {};
+    }
+    if (seen[s]++ == 0) order.push_back(s);
+  }
+  ServerLayout out;
+  out.gpus = static_cast<uint32_t>(groups.members(HostGroupKind::kNode, order[0]).size());
+  out.rank.assign(ranks.size(), 0);
+  std::vector<uint32_t> index(servers, 0);  // server -> its place in `order`
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    const std::vector<uint32_t>& m = groups.members(HostGroupKind::kNode, order[i]);
+    if (seen[order[i]] != m.size() || m.size() != out.gpus) {
+      why = "server " + t.node(t.hosts()[m[0]]).group + " has " + std::to_string(seen[order[i]]) +
+            " of its " + std::to_string(m.size()) + " GPUs among the ranks";
+      return {};
+    }
+    index[order[i]] = i;
+  }
+  for (uint32_t r = 0; r < ranks.size(); ++r) {
+    const auto [s, l] = where[ranks[r]];
+    out.rank[size_t{index[s]} * out.gpus + l] = r;
+  }
+  return out;
+}
+
 // nccl-tests' sizes (common.cu: from -b while at most -e, times -f or plus
 // -i), each rounded down to a multiple of `unit` (4 x ranks x channels: the
 // model splits the buffer evenly; nccl-tests rounds to its element count).
@@ -322,6 +369,41 @@ CollectiveSpec read_collective(JsonReader& r, const Topology& t, const std::stri
            "\"ring\" (NCCL's trees run all_reduce only)");
   }
   c.ranks = read_ranks(r, t, rng);
+  c.cross_nic = r.boolean("cross_nic");
+  std::string why;
+  c.servers = server_layout(t, c.ranks, why);
+  if (c.algorithm == CollectiveAlgorithm::kHierarchical) {
+    const std::string expected = "whole servers of a rail_optimized fabric for \"hierarchical\"";
+    if (c.op != CollectiveOp::kAllReduce) {
+      r.fail("algorithm",
+             std::string("\"hierarchical\" does not run op \"") + to_string(c.op) + "\"",
+             "\"ring\" (the hierarchical algorithm runs all_reduce only)");
+    }
+    if (t.host_groups().count(HostGroupKind::kNode) == 0) {
+      r.fail("algorithm", "\"hierarchical\" on a topology without servers",
+             "a rail_optimized fabric, whose servers' GPUs meet over NVLink");
+    }
+    if (c.servers.gpus == 0) r.fail("ranks", why, expected);
+    if (c.servers.servers() < 2) {
+      r.fail("ranks",
+             std::to_string(c.ranks.size()) + " ranks on 1 server (" +
+                 t.node(t.hosts()[c.ranks[0]]).group + ")",
+             "at least 2 whole servers for \"hierarchical\"");
+    }
+    if (c.servers.gpus < 2) {
+      r.fail("ranks", "servers of 1 GPU",
+             "servers of at least 2 GPUs for \"hierarchical\" (topology gpus_per_node)");
+    }
+  }
+  // Rail alignment and the hierarchical phases inside a server go over
+  // NVLink: without it (topology nvswitch false) there is none to use.
+  const bool nvlink = std::any_of(t.links().begin(), t.links().end(),
+                                  [](const TopoLink& l) { return l.kind == LinkKind::kNvlink; });
+  if (!nvlink && c.algorithm == CollectiveAlgorithm::kHierarchical) {
+    r.fail("algorithm", "\"hierarchical\" on servers without NVLink (topology nvswitch false)",
+           "a rail_optimized fabric with nvswitch true");
+  }
+  if (!nvlink) c.servers = {};
   c.channels = static_cast<uint32_t>(r.integer("channels"));
   c.qps = static_cast<uint32_t>(r.integer("qps_per_connection"));
   const int64_t unit = 4 * static_cast<int64_t>(c.ranks.size()) * c.channels;

@@ -12,6 +12,7 @@
 #include "models/traffic/workload.h"
 #include "sim/output/nccl_tests_table.h"
 #include "sim/scenario/runner.h"
+#include "test/support/collective_runs.h"
 #include "test/support/imm_workload.h"
 #include "test/support/run_helpers.h"
 
@@ -98,40 +99,6 @@ std::string small_collective(const std::string& op, const std::string& algorithm
                    "reduce_rate": "800Gbps", "nccl_buffsize": "256KiB"})");
 }
 
-// The scenario run on 1, 2 and 3 threads, each run complete.
-std::vector<RunResult> run_on_1_2_3_threads(const Scenario& sc) {
-  std::vector<RunResult> runs;
-  for (const uint32_t threads : {1u, 2u, 3u}) {
-    RunOptions o;
-    o.threads = threads;
-    o.force_threads = true;
-    runs.push_back(run_scenario(sc, o));
-    REQUIRE(runs.back().status == RunStatus::kComplete);
-  }
-  return runs;
-}
-
-// Runs 2 and 3 identical to run 1: time, events, every iteration and step row.
-void check_same_as_first(const std::vector<RunResult>& runs) {
-  const CollectiveResult& c = runs[0].collectives.at(0);
-  for (size_t k = 1; k < runs.size(); ++k) {
-    INFO(k + 1 << " threads");
-    const CollectiveResult& d = runs[k].collectives.at(0);
-    CHECK(runs[k].sim_time == runs[0].sim_time);
-    CHECK(runs[k].events == runs[0].events);
-    REQUIRE(d.iters.size() == c.iters.size());
-    for (size_t i = 0; i < c.iters.size(); ++i) {
-      CHECK(d.iters[i].start == c.iters[i].start);
-      CHECK(d.iters[i].end == c.iters[i].end);
-    }
-    REQUIRE(d.step_rows.size() == c.step_rows.size());
-    for (size_t i = 0; i < c.step_rows.size(); ++i) {
-      CHECK(d.step_rows[i].start == c.step_rows[i].start);
-      CHECK(d.step_rows[i].end == c.step_rows[i].end);
-    }
-  }
-}
-
 }  // namespace
 
 TEST_CASE("ring collectives: bytes per rank, one completion per iteration, same on 1-3 threads",
@@ -172,33 +139,7 @@ TEST_CASE("each iteration of a collective ends exactly once on every rank (ring 
   for (const std::string algorithm : {"ring", "tree"}) {
     INFO(algorithm);
     const Scenario sc = load_scenario_text(small_collective("all_reduce", algorithm), "small");
-    // The collective lives with the run's Simulation: an observer added for
-    // the test reads its per-rank records when the run finishes.
-    struct EndReader final : Component {
-      EndReader(Simulation& sim, const Collective*& c, std::vector<uint32_t>& out)
-          : Component(sim, "end_reader"), c_(c), out_(out) {}
-      void finish() override {
-        for (uint32_t i = 0; i < c_->spec().iterations; ++i) {
-          for (uint32_t r = 0; r < c_->ranks(); ++r) out_.push_back(c_->rank_iteration(i, r).ends);
-        }
-      }
-      const Collective*& c_;
-      std::vector<uint32_t>& out_;
-    };
-    const Collective* coll = nullptr;
-    std::vector<uint32_t> ends;
-    RunOptions o;
-    o.add_workloads = [&](Simulation&, const std::vector<RdmaNic*>&, std::vector<Workload*>& all) {
-      for (Workload* w : all) {
-        if (auto* c = dynamic_cast<const Collective*>(w)) coll = c;
-      }
-    };
-    o.on_built = [&](Simulation& sim, const std::vector<Switch*>&) {
-      sim.add<EndReader>(coll, ends);
-    };
-    const RunResult r = run_scenario(sc, o);
-    REQUIRE(r.status == RunStatus::kComplete);
-    REQUIRE(coll != nullptr);
+    const std::vector<uint32_t> ends = rank_iteration_ends(sc);
     REQUIRE(ends.size() == 15);
     for (const uint32_t e : ends) CHECK(e == 1);
   }

@@ -1,0 +1,249 @@
+// Hierarchical AllReduce and rail-aligned rings (models/collective/
+// hierarchical.h, plan.h rule 4) through whole runs on rail-optimized
+// fabrics: rail locality by link counters, bytes per rank against the
+// algorithm's formula, one completion per iteration, thread independence,
+// and CASES.md V11's bounds. Expected values come from outside the code:
+// V11's busbw bounds (the RoCE and IB goodputs of REFERENCES §3.4, the
+// NVLink rate B_nvl_eff = 370 GB/s of NVIDIA/nccl-tests#212) and nccl-tests'
+// busbw definition.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "models/collective/collective.h"
+#include "sim/scenario/runner.h"
+#include "test/support/collective_runs.h"
+#include "test/support/imm_workload.h"
+#include "test/support/run_helpers.h"
+
+using namespace rdmasim;
+using namespace rdmasim::testing;
+
+namespace {
+
+// A rail-optimized fabric of `sus` SUs of `nodes` servers of `gpus` GPUs
+// (one NIC port each, the reference table's spines, or as many as servers
+// if that is not a multiple of them), 400G cables, and the given traffic.
+std::string rail_fabric(uint32_t sus, uint32_t nodes, uint32_t gpus, const std::string& traffic,
+                        const std::string& transport = "roce_v2") {
+  const std::string fabric =
+      transport == "infiniband"
+          ? R"("fabric": {"transport": "infiniband", "mtu": 4096, "link": {"rate": "400Gbps", "delay": "500ns"}})"
+          : R"("fabric": {"mtu": 4096, "link": {"rate": "400Gbps", "delay": "500ns"}, "switch": {"pfc": {"lossless": [3]}}})";
+  return "{" + fabric + R"(, "topology": {"kind": "rail_optimized", "sus": )" +
+         std::to_string(sus) + R"(, "nodes_per_su": )" + std::to_string(nodes) +
+         R"(, "gpus_per_node": )" + std::to_string(gpus) +
+         (nodes % 4 != 0 ? R"(, "spines": )" + std::to_string(nodes) : std::string()) +
+         R"(, "ufm": false}, "traffic": [)" + traffic + "]}";
+}
+
+std::string all_reduce(const std::string& algorithm, int64_t size, const std::string& extra = "") {
+  return R"({"kind": "collective", "op": "all_reduce", "algorithm": ")" + algorithm +
+         R"(", "size": )" + std::to_string(size) + extra + "}";
+}
+
+// Frames and payload bytes on links with a spine (or core) at one end, and
+// on the NIC ports' cables.
+struct LayerBytes {
+  uint64_t spine_frames = 0;
+  int64_t spine_bytes = 0;
+  int64_t rail_bytes = 0;
+};
+LayerBytes layer_bytes(const Ran& ran) {
+  const Topology& t = ran.scenario.topology;
+  LayerBytes b;
+  for (const LinkResult& l : ran.result.links) {
+    const Tier from = t.node(l.from).tier, to = t.node(l.to).tier;
+    const auto upper = [](Tier x) { return x == Tier::kSpine || x == Tier::kCore; };
+    if (upper(from) || upper(to)) {
+      b.spine_frames += l.frames;
+      b.spine_bytes += l.payload_bytes;
+    } else if (from == Tier::kLeaf || to == Tier::kLeaf) {
+      b.rail_bytes += l.payload_bytes;
+    }
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "rail locality: hierarchical AllReduce and rail-aligned rings within one SU send no byte "
+    "through the spines, a cross-NIC ring does",
+    "[quick][scenario][collective]") {
+  // One SU of 4 servers of 4 GPUs: every NIC pair on one rail is one leaf
+  // apart, any other pair goes through a spine.
+  const int64_t size = int64_t{4} << 20;
+  for (const std::string algorithm : {"hierarchical", "ring", "ring_cross_nic"}) {
+    INFO(algorithm);
+    const bool cross = algorithm == "ring_cross_nic";
+    const Ran ran = run_text(rail_fabric(
+        1, 4, 4,
+        all_reduce(cross ? "ring" : algorithm, size,
+                   algorithm == "hierarchical" ? ""
+                                               : std::string(R"(, "channels": 4)") +
+                                                     (cross ? R"(, "cross_nic": true)" : ""))));
+    REQUIRE(ran.result.status == RunStatus::kComplete);
+    REQUIRE(ran.result.collectives.at(0).completed == 1);
+    const LayerBytes b = layer_bytes(ran);
+    CHECK(b.rail_bytes > 0);
+    if (cross) {
+      // In rank order every hop between servers, GPU 3 to GPU 0 of the
+      // next, changes rails: all of it goes up to a spine and down again.
+      CHECK(b.spine_bytes > b.rail_bytes / 8);
+    } else {
+      CHECK(b.spine_frames == 0);
+      CHECK(b.spine_bytes == 0);
+    }
+  }
+}
+
+TEST_CASE(
+    "hierarchical AllReduce and rail-aligned rings: bytes per rank 2(n-1)/n S, each iteration "
+    "ends once, same on 1-3 threads",
+    "[scenario][collective]") {
+  // 3 servers of 4 GPUs, 2 channels, 3 iterations with a gap, a reduction
+  // cost and a small buffer (several slots per chunk, slots reused).
+  const uint32_t n = 12, gpus = 4, servers = 3, iterations = 3;
+  const int64_t size = int64_t{3} << 20;  // a multiple of 4 n channels
+  for (const std::string algorithm : {"hierarchical", "ring"}) {
+    INFO(algorithm);
+    const Scenario sc =
+        load_scenario_text(rail_fabric(1, servers, gpus,
+                                       all_reduce(algorithm, size,
+                                                  R"(, "channels": 2, "iterations": 3, "gap": "3us",
+                                  "reduce_rate": "800Gbps", "nccl_buffsize": "256KiB")")),
+                           "small");
+    const std::vector<RunResult> runs = run_on_1_2_3_threads(sc);
+    const CollectiveResult& c = runs[0].collectives.at(0);
+    CHECK(c.completed == iterations);
+    // Both: 2(n-1) chunks of S/n per rank and iteration (the ring's PXN
+    // relays are not the proxy's data and are not counted).
+    REQUIRE(c.rank_bytes_received.size() == n);
+    for (const int64_t b : c.rank_bytes_received) {
+      CHECK(b == int64_t{iterations} * 2 * (n - 1) * (size / n));
+    }
+    if (algorithm == "hierarchical") {
+      // Per rank and iteration: S/g in each step of the intra-server
+      // phases, S/n in each of the rail ring's.
+      REQUIRE(c.steps == 2 * (gpus - 1) + 2 * (servers - 1));
+      for (const CollectiveResult::Step& s : c.step_rows) {
+        const bool rail = s.step >= gpus - 1 && s.step < gpus - 1 + 2 * (servers - 1);
+        CHECK(s.bytes == (rail ? size / n : size / gpus));
+      }
+    }
+    check_same_as_first(runs);
+    const std::vector<uint32_t> ends = rank_iteration_ends(sc);
+    REQUIRE(ends.size() == size_t{iterations} * n);
+    for (const uint32_t e : ends) CHECK(e == 1);
+  }
+}
+
+namespace {
+
+// CASES.md V11 on N servers of g = 8 GPUs, S = 256 MiB: busbw at most the
+// bound, and t <= 1.10 (T_bw + T_lat), T_lat with the simulator's own
+// one-hop latencies t_net (NIC to NIC on one rail) and t_nvl (GPU to GPU
+// over NVLink), each one 8-byte message's post-to-completion time.
+struct V11 {
+  double busbw_gbps, bound_gbps, t, limit;
+};
+
+Time one_message(const Scenario& sc, uint32_t src, uint32_t dst) {
+  ImmLog log;
+  RunOptions o;
+  o.add_workloads = [&](Simulation& sim, const std::vector<RdmaNic*>& nics,
+                        std::vector<Workload*>& all) {
+    all.push_back(&sim.add<ImmWorkload>(nics, src, dst, 1, 8, log));
+  };
+  const RunResult r = run_scenario(sc, o);
+  REQUIRE(r.status == RunStatus::kComplete);
+  REQUIRE(log.receives.size() == 1);
+  return log.receives[0].second.completed;  // posted at 0
+}
+
+V11 v11(const std::string& transport, uint32_t servers, const std::string& algorithm) {
+  constexpr uint32_t g = 8;
+  const uint32_t n = g * servers;
+  const int64_t size = int64_t{256} << 20;
+  const double nic = 400e9 / 8 * 4096.0 / (transport == "infiniband" ? 4122.0 : 4178.0);
+  const double nvl = 370e9;
+  const double fn = static_cast<double>(n), fN = static_cast<double>(servers);
+  const double bound = algorithm == "ring" ? std::min(g * nic, g / (g - 1.0) * nvl)
+                                           : std::min(g * nic * (fn - 1) / fn * fN / (fN - 1),
+                                                      g / (g - 1.0) * nvl * (fn - 1) / fn);
+  // t_net: GPU 0 of server 0 to GPU 0 of server 1; t_nvl: GPU 0 to GPU 1.
+  const Scenario idle = load_scenario_text(rail_fabric(1, servers, g, "", transport), "idle");
+  const double t_net = one_message(idle, 0, g).in_seconds();
+  const double t_nvl = one_message(idle, 0, 1).in_seconds();
+  const double t_lat = algorithm == "ring" ? 2 * (fN - 1) * t_net + 2 * (fn - fN) * t_nvl
+                                           : 2 * (fN - 1) * t_net + 2 * (g - 1) * t_nvl;
+  const double t_bw = 2 * (fn - 1) / fn * static_cast<double>(size) / bound;
+  const Ran ran = run_text(rail_fabric(
+      1, servers, g, all_reduce(algorithm, size, algorithm == "ring" ? R"(, "channels": 8)" : ""),
+      transport));
+  REQUIRE(ran.result.status == RunStatus::kComplete);
+  const CollectiveResult& c = ran.result.collectives.at(0);
+  REQUIRE(c.completed == 1);
+  const double t = c.iters[0].time_us * 1e-6;
+  UNSCOPED_INFO(transport << " N=" << servers << " " << algorithm << ": busbw " << c.busbw_gbps
+                          << " GB/s, bound " << bound * 1e-9 << "; t " << t * 1e6 << " us, T_bw "
+                          << t_bw * 1e6 << " us, T_lat " << t_lat * 1e6 << " us (t_net "
+                          << t_net * 1e9 << " ns, t_nvl " << t_nvl * 1e9 << " ns)");
+  return {c.busbw_gbps, bound * 1e-9, t, 1.10 * (t_bw + t_lat)};
+}
+
+void check_v11(const V11& v) {
+  CHECK(v.busbw_gbps <= v.bound_gbps * (1 + 1e-6));
+  CHECK(v.t <= v.limit);
+}
+
+}  // namespace
+
+// [no_sanitizer]: each run is 30-40 M events (about 110 s under ASan).
+TEST_CASE("V11 RoCE N=4 S=256MiB: flat ring and hierarchical busbw within their bounds",
+          "[validation][V11][no_sanitizer]") {
+  const V11 ring = v11("roce_v2", 4, "ring");
+  const V11 hier = v11("roce_v2", 4, "hierarchical");
+  check_v11(ring);
+  check_v11(hier);
+  // The hierarchical algorithm moves no more bytes per NIC and sends each
+  // byte over NVLink fewer times than the rail-aligned ring (whose PXN hop
+  // adds one NVLink transfer per server): it is faster.
+  CHECK(hier.busbw_gbps > ring.busbw_gbps * 1.05);
+}
+
+TEST_CASE("V11 RoCE N=16 S=256MiB: flat ring and hierarchical busbw within their bounds",
+          "[validation][V11][extensive]") {
+  check_v11(v11("roce_v2", 16, "ring"));
+  check_v11(v11("roce_v2", 16, "hierarchical"));
+}
+
+TEST_CASE("V11 IB N=4 and N=16 S=256MiB: flat ring and hierarchical busbw within their bounds",
+          "[validation][V11][extensive]") {
+  for (const uint32_t servers : {4u, 16u}) {
+    check_v11(v11("infiniband", servers, "ring"));
+    check_v11(v11("infiniband", servers, "hierarchical"));
+  }
+}
+
+TEST_CASE(
+    "whole servers in any rank order: servers by their first rank, GPUs by their index, rings "
+    "rail-aligned unless cross_nic",
+    "[quick][scenario][collective]") {
+  // 2 servers of 4 GPUs (hosts 0-3 and 4-7), ranked server 1 first, each
+  // server's GPUs out of order.
+  const std::string ranks = R"(, "ranks": [6, 4, 1, 5, 3, 0, 7, 2])";
+  const Scenario sc = load_scenario_text(
+      rail_fabric(1, 2, 4,
+                  all_reduce("ring", 1 << 20, ranks) + "," +
+                      all_reduce("ring", 1 << 20, ranks + R"(, "cross_nic": true)")),
+      "order");
+  const CollectiveSpec& c = sc.collectives.at(0);
+  CHECK(c.servers.gpus == 4);
+  // rank[s g + l]: server 1 (first rank 6) then server 0, GPU by GPU.
+  CHECK(c.servers.rank == std::vector<uint32_t>{1, 3, 0, 6, 5, 2, 7, 4});
+  CHECK(c.rail_rings() != nullptr);
+  CHECK(sc.collectives.at(1).rail_rings() == nullptr);
+}
