@@ -18,6 +18,10 @@ namespace rdmasim {
 // nccl-tests' names: all_reduce_perf, all_gather_perf, reduce_scatter_perf.
 enum class CollectiveOp : uint8_t { kAllReduce, kAllGather, kReduceScatter };
 enum class CollectiveAlgorithm : uint8_t { kRing, kTree, kHierarchical };
+// How ranks map onto the hosts of `ranks` (a job launcher's mapping, as
+// mpirun's --map-by): as given, server by server, rail by rail (GPU j of
+// every server, then GPU j+1), or a random permutation.
+enum class RankPlacement : uint8_t { kGiven, kServer, kRail, kRandom };
 
 const char* to_string(CollectiveOp op);
 const char* to_string(CollectiveAlgorithm a);

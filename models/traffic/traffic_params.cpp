@@ -289,6 +289,21 @@ const ParamTable& collective_params() {
             "the ranks in ring order, at least 2 (a host set, docs/traffic.md#host-sets; \"all\" "
             "leaves out a rail_optimized fabric's `ufm`); rank r runs on the r-th host of the set "
             "(one GPU per host)");
+    f.add_choice(
+         "placement",
+         std::vector<std::pair<std::string, RankPlacement>>{{"given", RankPlacement::kGiven},
+                                                            {"server", RankPlacement::kServer},
+                                                            {"rail", RankPlacement::kRail},
+                                                            {"random", RankPlacement::kRandom}})
+        .def(static_cast<int64_t>(RankPlacement::kGiven))
+        .doc(
+            "how ranks map onto the hosts of `ranks`: given: rank r on the r-th host of the set; "
+            "server: server by server, GPUs in index order (on a fabric without servers, host "
+            "index order); rail: GPU 0 of every server, then GPU 1, ... (a rail_optimized "
+            "fabric's servers only); random: a uniformly random permutation of the set, drawn "
+            "with the item's stream. Whole servers with cross_nic false are rail-aligned "
+            "whatever the placement")
+        .source("mpirun --map-by slot / node; NCCL ranks follow the launcher's");
     f.add("channels", ParamKind::kInt)
         .range(1, 32)
         .def(int64_t{1})

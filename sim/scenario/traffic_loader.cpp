@@ -259,9 +259,47 @@ std::vector<FlowSpec> read_background(JsonReader& r, const Topology& t, const st
   }
 }
 
-// The ranks of a collective, in ring order: a host set of at least 2.
+// The ranks of a collective, in ring order: a host set of at least 2, laid
+// out by `placement`.
 std::vector<uint32_t> read_ranks(JsonReader& r, const Topology& t, RngStream& rng) {
-  return read_host_set(r, "ranks", t, HostSetRules::at_least(2), &rng);
+  std::vector<uint32_t> ranks = read_host_set(r, "ranks", t, HostSetRules::at_least(2), &rng);
+  const auto placement = r.choice<RankPlacement>("placement");
+  if (placement == RankPlacement::kGiven) return ranks;
+  if (placement == RankPlacement::kRandom) {
+    // Fisher-Yates on the item's stream, after the set's own draws.
+    for (size_t i = ranks.size() - 1; i > 0; --i) std::swap(ranks[i], ranks[rng.uniform(i + 1)]);
+    return ranks;
+  }
+  const HostGroups& groups = t.host_groups();
+  const uint32_t servers = groups.count(HostGroupKind::kNode);
+  if (servers == 0) {
+    if (placement == RankPlacement::kRail) {
+      r.fail("placement", "\"rail\" on a topology without servers",
+             "a rail_optimized fabric (or \"server\", \"given\", \"random\")");
+    }
+    std::sort(ranks.begin(), ranks.end());  // each host its own server
+    return ranks;
+  }
+  // Host index -> (server, GPU in the server); sort keys by placement.
+  std::vector<std::pair<uint32_t, uint32_t>> where(t.num_hosts(), {UINT32_MAX, 0});
+  for (uint32_t s = 0; s < servers; ++s) {
+    const std::vector<uint32_t>& m = groups.members(HostGroupKind::kNode, s);
+    for (uint32_t l = 0; l < m.size(); ++l) where[m[l]] = {s, l};
+  }
+  for (const uint32_t h : ranks) {
+    if (where[h].first == UINT32_MAX) {
+      r.fail("placement", host_name(t, h) + " among the ranks is not a GPU of a server",
+             "ranks that are GPUs of servers for \"" +
+                 std::string(placement == RankPlacement::kRail ? "rail" : "server") + "\"");
+    }
+  }
+  const bool by_rail = placement == RankPlacement::kRail;
+  std::sort(ranks.begin(), ranks.end(), [&](uint32_t a, uint32_t b) {
+    const auto [sa, ga] = where[a];
+    const auto [sb, gb] = where[b];
+    return by_rail ? std::pair(ga, sa) < std::pair(gb, sb) : std::pair(sa, ga) < std::pair(sb, gb);
+  });
+  return ranks;
 }
 
 // The ranks as whole servers of a rail-optimized fabric (plan.h rule 4):

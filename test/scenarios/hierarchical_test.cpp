@@ -208,6 +208,11 @@ TEST_CASE("V11 RoCE N=4 S=256MiB: flat ring and hierarchical busbw within their 
   const V11 hier = v11("roce_v2", 4, "hierarchical");
   check_v11(ring);
   check_v11(hier);
+  // The rail-aligned ring's own ceiling, below V11's (which assumes the
+  // last GPU reaches the NIC over PCIe): each GPU sends once over NVLink in
+  // every channel, the PXN relay included, so busbw <= B_nvl_eff. A relay
+  // that cost no NVLink time would lift it towards 392 GB/s.
+  CHECK(ring.busbw_gbps <= 370 * (1 + 1e-6));
   // The hierarchical algorithm moves no more bytes per NIC and sends each
   // byte over NVLink fewer times than the rail-aligned ring (whose PXN hop
   // adds one NVLink transfer per server): it is faster.
@@ -246,4 +251,57 @@ TEST_CASE(
   CHECK(c.servers.rank == std::vector<uint32_t>{1, 3, 0, 6, 5, 2, 7, 4});
   CHECK(c.rail_rings() != nullptr);
   CHECK(sc.collectives.at(1).rail_rings() == nullptr);
+}
+
+// Rank placement (issue 13 item 5): one ring over two servers of 4 GPUs
+// with cross_nic true (the ring in rank order). Placed server by server,
+// 2 of its 8 hops go from one server to the other; placed rail by rail
+// (GPU 0 of both servers, then GPU 1, ...), all 8 do. Each hop carries the
+// same bytes (its data one way, its FIFO writes the other), and a hop
+// between servers crosses exactly two NIC cables whatever the rails, so the
+// NIC cables carry exactly 4 times the payload.
+TEST_CASE("rank placement: a cross-NIC ring placed by rail crosses servers at every hop",
+          "[quick][scenario][collective]") {
+  const int64_t size = int64_t{1} << 20;
+  auto run = [&](const std::string& placement) {
+    return run_text(rail_fabric(
+        1, 2, 4,
+        all_reduce("ring", size, R"(, "cross_nic": true, "placement": ")" + placement + "\"")));
+  };
+  const Ran by_server = run("server");
+  const Ran by_rail = run("rail");
+  REQUIRE(by_server.result.status == RunStatus::kComplete);
+  REQUIRE(by_rail.result.status == RunStatus::kComplete);
+  const Topology& t = by_rail.scenario.topology;
+  // Rail order: GPU g of server 0, then of server 1.
+  const std::vector<uint32_t>& ranks = by_rail.scenario.collectives.at(0).ranks;
+  REQUIRE(ranks.size() == 8);
+  const HostGroups& g = t.host_groups();
+  for (uint32_t r = 0; r < 8; ++r) {
+    CHECK(ranks[r] == g.members(HostGroupKind::kNode, r % 2)[r / 2]);
+    CHECK(by_server.scenario.collectives.at(0).ranks[r] ==
+          g.members(HostGroupKind::kNode, r / 4)[r % 4]);
+  }
+  const int64_t nic_server = layer_bytes(by_server).rail_bytes;
+  CHECK(nic_server > 0);
+  CHECK(layer_bytes(by_rail).rail_bytes == 4 * nic_server);
+}
+
+TEST_CASE("rank placement random: a permutation of the set, fixed by the seed",
+          "[quick][collective]") {
+  auto ranks = [](int seed) {
+    std::string json =
+        rail_fabric(1, 4, 8, all_reduce("ring", 1 << 20, R"(, "placement": "random")"));
+    json.insert(1, "\"seed\": " + std::to_string(seed) + ", ");
+    return load_scenario_text(json, "random").collectives.at(0).ranks;
+  };
+  const std::vector<uint32_t> a = ranks(1), b = ranks(1), c = ranks(2);
+  CHECK(a == b);
+  CHECK(a != c);
+  std::vector<uint32_t> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<uint32_t> all(32);
+  for (uint32_t i = 0; i < 32; ++i) all[i] = i;
+  CHECK(sorted == all);
+  CHECK(a != all);  // 1 in 32! to be the identity
 }
