@@ -33,7 +33,9 @@ function(rdmasim_tests target)
   add_executable(${target} ${ARG_SOURCES})
   target_link_libraries(${target} PRIVATE rdmasim_catch_main ${ARG_DEPENDS} rdmasim_warnings)
   if(RDMASIM_TEST_OPT)
-    target_compile_options(${target} PRIVATE ${RDMASIM_TEST_OPT})
+    # Not in Debug builds, which keep their -O0 everywhere.
+    separate_arguments(test_opt UNIX_COMMAND "${RDMASIM_TEST_OPT}")
+    target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:${test_opt}>)
   endif()
   if(RDMASIM_PCH)
     # Catch2's header, the engine's and the standard library's parsed once
