@@ -253,3 +253,40 @@ TEST_CASE("RoCE control frames on the links are the PFC frames the switches sent
   REQUIRE(r.pfc_frames_sent > 0);
   CHECK(r.control_frame_hops == r.pfc_frames_sent);
 }
+
+// The same scenario file on both transports (issue 12): scenarios/
+// roce_vs_ib.json, a 15 -> 1 incast of 4 MiB each on a k=4 fat-tree at
+// 100 Gb/s, as written (RoCE v2, PFC) and with fabric.transport set to
+// infiniband (credits). The bottleneck, the switch port to host 0, carries
+// 15 x 4 MiB of payload in 4096-byte packets: 4178 wire bytes each on RoCE
+// (its ACKs travel the other way), 4122 plus one 6-byte flow-control packet
+// (the switch's grant for host 0's ACK) on IB. So the last completion is
+// 15 x 1024 x w x 8 / R after the first packet reaches it, and the IB run
+// ends earlier by the ratio 4128 / 4178 (1.2 %).
+TEST_CASE("RoCE against InfiniBand on the same fabric: the incast's end by its wire bytes",
+          "[scenario][infiniband]") {
+  LoadOptions ib;
+  ib.overrides = {"fabric.transport=\"infiniband\""};
+  const Ran roce = run_file("scenarios/roce_vs_ib.json");
+  const Ran infiniband = run_file("scenarios/roce_vs_ib.json", ib);
+  REQUIRE(roce.result.status == RunStatus::kComplete);
+  REQUIRE(infiniband.result.status == RunStatus::kComplete);
+  const double packets = 15.0 * 1024;
+  const double t_roce = packets * 4178 * 8 / 100e9;
+  const double t_ib = packets * 4128 * 8 / 100e9;
+  const double end_roce = roce.result.sim_time.in_seconds();
+  const double end_ib = infiniband.result.sim_time.in_seconds();
+  // Beyond the bottleneck's busy time: the first packet's way there (a few
+  // hops of 1 us and 0.33 us) and the last ACK's way back: under 20 us,
+  // 0.4 % of the run.
+  CHECK(end_roce > t_roce);
+  CHECK(end_roce < t_roce + 20e-6);
+  CHECK(end_ib > t_ib);
+  CHECK(end_ib < t_ib + 20e-6);
+  // The ratio within 0.05 %, the difference it checks being 1.2 %.
+  CHECK(end_ib / end_roce == Approx(4128.0 / 4178).epsilon(5e-4));
+  // Lossless both ways: PFC on RoCE, credits (no PFC frame) on IB.
+  CHECK(roce.result.pfc_frames_sent > 0);
+  CHECK(infiniband.result.pfc_frames_sent == 0);
+  CHECK(infiniband.result.control_frame_hops > 0);
+}
