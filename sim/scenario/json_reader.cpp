@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <stdexcept>
 
 namespace rdmasim {
@@ -266,9 +267,13 @@ ParamValue JsonReader::parse(const Param& p, const json& v, const std::string& p
           fail_at(path, show(v) + " is too large", expected);
         }
         x = v.get<int64_t>();
-      } else if (v.is_number_float() &&
-                 v.get<double>() == static_cast<double>(static_cast<int64_t>(v.get<double>()))) {
-        x = static_cast<int64_t>(v.get<double>());
+      } else if (v.is_number_float()) {
+        // Only a whole number inside int64's range converts: the cast of
+        // anything beyond it is undefined (found by the fuzzer: 4e102).
+        const double d = v.get<double>();
+        if (!(d >= -0x1p63 && d < 0x1p63)) fail_at(path, show(v) + " is out of range", expected);
+        if (d != std::trunc(d)) fail_at(path, show(v) + " is not a whole number", expected);
+        x = static_cast<int64_t>(d);
       } else {
         fail_at(path, show(v) + " is " + (v.is_number() ? "not a whole number" : type_name(v)),
                 expected);
