@@ -96,7 +96,7 @@ struct alignas(64) Packet {
   uint32_t flow_hash;      // ECMP entropy; RoCE v2 puts it in the UDP source port
   uint32_t headers;        // set of headers on the wire (models/proto/wire_format.h)
   PacketKind kind;
-  uint8_t priority;          // traffic class 0..7 (DSCP/PCP mapped) or IB SL
+  uint8_t priority;          // traffic class 0..7 (DSCP/PCP mapped), or the IB VL it travels on
   uint8_t ecn;               // IP ECN field: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE
   uint8_t flags;             // PacketFlag bits
   uint8_t opcode;            // BTH opcode
@@ -107,6 +107,7 @@ struct alignas(64) Packet {
   uint16_t egress_port;      // set by a switch when it routes the packet
   uint8_t ingress_priority;  // the priority a switch charged its ingress queue with
   uint8_t ext_used;          // nonzero: `ext` holds this packet's extension data
+  uint8_t sl;                // InfiniBand: the LRH service level (0..15); `priority` is its VL
   uint32_t accounted;        // bytes a switch MMU charged for it (released on departure)
   Time rx_end;               // cut-through: when the last bit reaches the current node
   uint32_t src_qpn;

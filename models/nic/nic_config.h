@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "models/proto/ib_qos.h"
 #include "sim/units.h"
 
 namespace rdmasim {
@@ -31,6 +32,11 @@ struct NicConfig {
   uint8_t data_dscp = 26;     // ConnectX default RoCE DSCP
   uint8_t ack_dscp = 26;      // defaults to data_dscp
   uint8_t cnp_dscp = 48;      // ConnectX `cnp_dscp`
+  // InfiniBand: the port's SL-to-VL table (IBA §7.6.6). Data and ACKs
+  // travel on the SLs data_priority and ack_priority (or a flow's own SL,
+  // RdmaNic::set_qp_sl), on the VLs this maps them to. Identity on RoCE,
+  // where the lane is the priority.
+  Sl2VlTable sl2vl = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 
   // ---- reliability (ibv_modify_qp attributes) ----
   // Local ACK timeout: 4.096 us x 2^timeout (IBA §9.7.6.1.3); 0 = infinite.

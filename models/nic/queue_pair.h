@@ -186,6 +186,13 @@ class QueuePair {
   // responses and acknowledgements leave a responder in PSN order.
   uint8_t deferred_syndrome = 0;
   bool deferred = false;
+  // The priorities (RoCE) or SLs (InfiniBand) of its data and of its ACKs,
+  // and the lanes they leave the NIC on (on IB the SL's VL, NicConfig::sl2vl;
+  // on RoCE the priority itself). Set by the NIC (create_qp, set_qp_sl).
+  uint8_t data_sl = 0;
+  uint8_t ack_sl = 0;
+  uint8_t data_lane = 0;
+  uint8_t ack_lane = 0;
   ReorderBuffer reorder;
 
   // Congestion notification, per QP (the NIC's NicCounters sum them): CNPs

@@ -28,6 +28,10 @@ uint32_t RdmaNic::create_qp(CompletionHandler* completions) {
   qps_.push_back(std::make_unique<QpSlot>(this, qpn, host_, id()));
   qps_.back()->completions = completions;
   QueuePair& q = qps_.back()->qp;
+  q.data_sl = cfg_.data_priority;
+  q.ack_sl = cfg_.ack_priority;
+  q.data_lane = cfg_.sl2vl[q.data_sl];
+  q.ack_lane = cfg_.sl2vl[q.ack_sl];
   if (cfg_.loss_recovery == LossRecovery::kSelectiveRepeat) {
     q.sacked = PsnBitmap(cfg_.sr_window);
     q.sacked.reset(0);
@@ -123,7 +127,9 @@ void RdmaNic::activate(uint32_t qpn) {
   if (s.active || ports_.empty()) return;
   if (s.qp.read_jobs.empty() && !can_send(s.qp)) return;
   s.active = true;
-  ports_[s.qp.port()]->active.push_back(qpn);
+  PortState& ps = *ports_[s.qp.port()];
+  ps.active.push_back(qpn);
+  ps.data_lanes |= static_cast<uint16_t>(1U << s.qp.data_lane);
   port(s.qp.port()).wake();
 }
 
@@ -153,9 +159,14 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
   }
   if (!ps.active.empty()) {
     // A data packet is built only when it may leave: with credits, enough
-    // for the largest one (it is not known before it is built).
-    if (!ps.fc.may_send_wire(cfg_.data_priority, ps.max_data_wire, now)) {
-      blocked_until = std::min(blocked_until, ps.fc.blocked_until(cfg_.data_priority, now));
+    // for the largest one (it is not known before it is built). With QPs on
+    // one lane that is one test for all; with several (InfiniBand QPs on
+    // several VLs), each QP's, and a QP whose VL may not send goes round
+    // again, so no VL blocks another.
+    const bool one_lane = (ps.data_lanes & (ps.data_lanes - 1)) == 0;
+    const auto lane = static_cast<uint8_t>(__builtin_ctz(ps.data_lanes | 0x10000U));
+    if (one_lane && !ps.fc.may_send_wire(lane, ps.max_data_wire, now)) {
+      blocked_until = std::min(blocked_until, ps.fc.blocked_until(lane, now));
     } else {
       // Paced QPs not yet due go round again; if none could send, pull when
       // the first of them is due.
@@ -167,6 +178,12 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
         QueuePair& q = s.qp;
         if (q.next_send > now) {
           next_due = std::min(next_due, q.next_send);
+          ps.active.push_back(qpn);
+          ++paced;
+          continue;
+        }
+        if (!one_lane && !ps.fc.may_send_wire(q.data_lane, ps.max_data_wire, now)) [[unlikely]] {
+          blocked_until = std::min(blocked_until, ps.fc.blocked_until(q.data_lane, now));
           ps.active.push_back(qpn);
           ++paced;
           continue;
@@ -220,8 +237,17 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
 // then), a control packet's VL when its first one does not fit.
 void RdmaNic::note_credit_waits(PortState& ps, Time now) {
   uint32_t waiting = 0;
-  if (!ps.active.empty() && !ps.fc.may_send_wire(cfg_.data_priority, ps.max_data_wire, now))
-    waiting |= 1U << cfg_.data_priority;
+  // The lanes of QPs with data to send (on one lane, that lane).
+  uint32_t data = 0;
+  if ((ps.data_lanes & (ps.data_lanes - 1)) == 0) {
+    data = ps.active.empty() ? 0 : ps.data_lanes;
+  } else {
+    for (size_t i = 0; i < ps.active.size(); ++i) data |= 1U << slot(ps.active[i]).qp.data_lane;
+  }
+  for (uint32_t m = data; m != 0; m &= m - 1) {
+    const auto lane = static_cast<uint8_t>(__builtin_ctz(m));
+    if (!ps.fc.may_send_wire(lane, ps.max_data_wire, now)) waiting |= 1U << lane;
+  }
   for (uint32_t m = ps.control_mask; m != 0; m &= m - 1) {
     const auto prio = static_cast<uint8_t>(__builtin_ctz(m));
     if (!ps.fc.may_send(prio, *ps.control[prio].front(), now)) waiting |= 1U << prio;
@@ -251,18 +277,20 @@ Time RdmaNic::next_pull(uint32_t port_index, Time frame_end) const {
   return due;
 }
 
-void RdmaNic::classify(Packet& p, PacketKind kind) const {
+void RdmaNic::classify(Packet& p, PacketKind kind, const QueuePair& q) const {
   p.kind = kind;
   switch (kind) {
     case PacketKind::kData:
     case PacketKind::kReadRequest:
-      p.priority = cfg_.data_priority;
+      p.priority = q.data_lane;
+      p.sl = q.data_sl;
       p.dscp = cfg_.data_dscp;
       p.ecn = 2;  // ECT(0): RoCE v2 data is ECN-capable (DCQCN reaction point)
       break;
     case PacketKind::kAck:
     case PacketKind::kNak:
-      p.priority = cfg_.ack_priority;
+      p.priority = q.ack_lane;
+      p.sl = q.ack_sl;
       p.dscp = cfg_.ack_dscp;
       break;
     case PacketKind::kCnp:
@@ -279,7 +307,7 @@ void RdmaNic::classify(Packet& p, PacketKind kind) const {
 
 PacketHandle RdmaNic::make(PacketKind kind, RcOpcode op, uint32_t payload, const QueuePair& q) {
   PacketHandle p = ctx().make_packet();
-  classify(*p, kind);
+  classify(*p, kind, q);
   p->opcode = static_cast<uint8_t>(op);
   const TransportFormat::Framing& f = formats_[q.port()]->framing(op);
   p->headers = f.headers.bits();

@@ -168,6 +168,10 @@ class RdmaNic : public Node, private ControlSink {
   // for a flow with a `rate`. A congestion-control algorithm's rate is kept
   // apart; the QP paces at the lower of the two.
   void set_qp_rate(uint32_t qpn, BitRate rate);
+  // InfiniBand: QP `qpn`'s data and ACKs travel on service level `sl`
+  // (0..15; its address vector's SL), instead of data_priority and
+  // ack_priority.
+  void set_qp_sl(uint32_t qpn, uint8_t sl);
   // Puts `cc` in QP `qpn`'s congestion-control slot (the QP connected, its
   // port cabled) and starts it (on_start); the algorithm it replaces, and
   // its rate and window, are dropped; nullptr empties the slot. Not from
@@ -194,7 +198,7 @@ class RdmaNic : public Node, private ControlSink {
   // Queues an ACK/NAK/CNP on the control ring of its priority (behind PFC).
   void queue_control(uint32_t port, PacketHandle&& c, bool wake);
   // Sets the class fields every packet of `kind` carries.
-  void classify(Packet& p, PacketKind kind) const;
+  void classify(Packet& p, PacketKind kind, const QueuePair& q) const;
   PacketHandle make(PacketKind kind, RcOpcode op, uint32_t payload, const QueuePair& q);
 
   // ---- requester (rdma_nic_requester.cpp) ----
@@ -288,7 +292,10 @@ class RdmaNic : public Node, private ControlSink {
         : control(lanes), fc(lanes), drain(nic, index, EventClass::kDelivery, tag) {
       rx.set_lanes(lanes);
     }
-    Ring<uint32_t> active;                    // QPNs with something to send, in round-robin order
+    Ring<uint32_t> active;  // QPNs with something to send, in round-robin order
+    // Lanes the port's QPs send data on (a bit per lane; more than one only
+    // on InfiniBand, with QPs on several VLs).
+    uint16_t data_lanes = 0;
     std::vector<Ring<PacketHandle>> control;  // ACK/NAK/CNP by priority (lane)
     uint16_t control_mask = 0;                // bit p: control[p] is not empty
     Ring<PacketHandle> pfc_out;               // link control frames to send (PFC or credits)

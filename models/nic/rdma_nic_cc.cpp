@@ -75,6 +75,12 @@ void RdmaNic::set_congestion_control(uint32_t qpn, std::unique_ptr<CongestionCon
   s.cc->algo_->on_start(*s.cc);
 }
 
+void RdmaNic::set_qp_sl(uint32_t qpn, uint8_t sl) {
+  QueuePair& q = slot(qpn).qp;
+  q.data_sl = q.ack_sl = static_cast<uint8_t>(sl & 15);
+  q.data_lane = q.ack_lane = cfg_.sl2vl[q.data_sl];
+}
+
 void RdmaNic::set_qp_rate(uint32_t qpn, BitRate rate) {
   QpSlot& s = slot(qpn);
   s.qp.rate = rate;

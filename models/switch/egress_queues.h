@@ -31,7 +31,9 @@
 #include <new>
 
 #include "models/flow_control/link_flow_control.h"
+#include "models/proto/infiniband.h"
 #include "models/switch/switch_config.h"
+#include "models/switch/vl_arbiter.h"
 #include "sim/packet.h"
 #include "sim/ring.h"
 #include "sim/units.h"
@@ -91,6 +93,21 @@ class EgressQueues {
       if (size <= l.deficit) return serve(p, size, now);
       advance();
     }
+  }
+
+  // pop() on an InfiniBand port: VL arbitration (vl_arbiter.h) picks among
+  // the lanes in `allowed` (those whose head packet has its credits) instead
+  // of strict priority and DWRR. Arbitration counts a packet from the LRH
+  // through the ICRC: its wire bytes less the 2-byte VCRC.
+  PacketHandle pop_arbitrated(uint16_t allowed, VlArbiter& arb, Time now) {
+    const uint16_t cand = nonempty_ & allowed;
+    if (cand == 0) return {};
+    const int vl = arb.pick(cand, [&](uint8_t v) -> uint64_t {
+      return ib_credit_bytes(lanes_[v].front()->wire_bytes);
+    });
+    if (vl < 0) return {};
+    lanes_[vl].last_sent = now;
+    return take_head(static_cast<uint8_t>(vl));
   }
 
   // Starts fetching what push(prio) will write (a hint; changes nothing).

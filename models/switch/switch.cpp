@@ -26,7 +26,8 @@ Switch::Switch(Simulation& sim, std::string name, const SwitchConfig& cfg, uint8
   }
 }
 
-void Switch::use_credits(uint32_t port, const Credits::Params& params, Time hoq_lifetime) {
+void Switch::use_credits(uint32_t port, const Credits::Params& params, Time hoq_lifetime,
+                         const IbQos* qos) {
   if (sim().phase() != Phase::kBuild)
     throw std::logic_error(name() + ": flow control is chosen before setup");
   if (credits_.size() <= port) {
@@ -35,6 +36,12 @@ void Switch::use_credits(uint32_t port, const Credits::Params& params, Time hoq_
   }
   credits_[port] = &params;
   hoq_lifetime_[port] = hoq_lifetime;
+  if (qos != nullptr) {
+    if (ib_qos_ != nullptr && !(*ib_qos_ == *qos))
+      throw std::logic_error(name() +
+                             ": every InfiniBand port of a switch has the same QoS tables");
+    ib_qos_ = qos;
+  }
 }
 
 void Switch::add_egress_hook(EgressHook& hook, uint8_t priorities, std::vector<uint32_t> ports) {
@@ -120,6 +127,7 @@ void Switch::setup() {
     if (i < credits_.size() && credits_[i] != nullptr) {
       ports_[i].fc.use_credits(*credits_[i]);
       ports_[i].hoq_lifetime = hoq_lifetime_[i];
+      if (ib_qos_ != nullptr) ports_[i].arb = std::make_unique<VlArbiter>(ib_qos_->vlarb);
       if (!hoq_lifetime_[i].is_infinite()) ports_[i].head_since.assign(lanes_, Time::zero());
     }
     ports_[i].fc.attach(ctx(), *this, i, id(), port(i).link()->rate(), pfc);
@@ -139,6 +147,7 @@ void Switch::setup() {
   for (uint32_t i = 0; i < n; ++i)
     pause_ignored_span_[i] = auto_headroom_for(i) / port(i).link()->rate();
   hot_.watchdog_forward = cfg_.watchdog.enabled && cfg_.watchdog.action == WatchdogAction::kForward;
+  hot_.ib = ib_qos_ != nullptr;
   checks_ = sim().checks();
   if (checks_) losses_ = std::make_unique<LossLedger>();
   mmu_ = std::make_unique<Mmu>(cfg_, n, std::move(headroom), lanes_);
@@ -268,7 +277,9 @@ void Switch::receive(uint32_t port, PacketHandle p) {
   }
   if (cfg_.watchdog.enabled && !watchdog_.scheduled())
     ctx().schedule_in(watchdog_, cfg_.watchdog.timeout / 4);
-  const uint8_t in_prio = classify(*p);
+  // InfiniBand: a packet is buffered on the VL it came by (its LRH's) and
+  // leaves on the VL the SL-to-VL table gives its SL (IBA §7.6.6).
+  const uint8_t in_prio = hot_.ib ? p->priority : classify(*p);
   hot_.mmu->prefetch(port, in_prio);
   if ((p->flags & kFlagPauseIgnored) != 0) [[unlikely]]
     note_pause_ignored(port, in_prio, *p);
@@ -287,7 +298,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
       route_probe.attached()) {
     route_probe.emit(*p, out_port);
   }
-  uint8_t out_prio = in_prio;
+  uint8_t out_prio = hot_.ib ? ib_qos_->sl2vl[p->sl & 15] : in_prio;
   if (hot_.rewrites) {
     for (const PriorityRewrite& r : rewrites_) {
       if (r.from != in_prio) continue;
@@ -392,7 +403,8 @@ PacketHandle Switch::next_packet(uint32_t port) {
   const Time now = ctx().now();
   if (pt.fc.credited()) [[unlikely]]
     note_credit_waits(pt, now);
-  PacketHandle p = q.pop(allowed(pt, now), cfg_, now);
+  PacketHandle p = pt.arb == nullptr ? q.pop(allowed(pt, now), cfg_, now)
+                                     : q.pop_arbitrated(allowed(pt, now), *pt.arb, now);
   if (!p) {
     // All that is queued is paused: pull again when a pause may end, even if
     // no frame ends it (a pause that simply expires).

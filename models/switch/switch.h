@@ -38,6 +38,7 @@
 #include "models/switch/forwarding_table.h"
 #include "models/switch/mmu.h"
 #include "models/switch/switch_config.h"
+#include "models/switch/vl_arbiter.h"
 #include "sim/delay_line.h"
 #include "sim/invariants.h"
 #include "sim/node.h"
@@ -126,9 +127,12 @@ class Switch : public Node, private ControlSink {
   // Port `port` runs credit-based flow control with `params` instead of PFC
   // (an InfiniBand port), and discards a packet that has waited at the head
   // of one of its egress queues for `hoq_lifetime` (infinite: never);
-  // before setup().
+  // before setup(). With `qos` (kept by the caller), the port also maps each
+  // packet's SL to the VL it leaves on (`qos->sl2vl`) and arbitrates its VLs
+  // by `qos->vlarb` (vl_arbiter.h) instead of the scheduler's strict
+  // priority and DWRR; a packet's VL on arrival is the one it came by.
   void use_credits(uint32_t port, const Credits::Params& params,
-                   Time hoq_lifetime = Time::infinite());
+                   Time hoq_lifetime = Time::infinite(), const IbQos* qos = nullptr);
 
   void set_forwarding_table(ForwardingTable table) {
     fib_ = std::move(table);
@@ -249,6 +253,7 @@ class Switch : public Node, private ControlSink {
     // packet has been at the head; empty if the lifetime is infinite.
     std::vector<Time> head_since;
     Time hoq_lifetime = Time::infinite();
+    std::unique_ptr<VlArbiter> arb;  // InfiniBand: VL arbitration; else null
     void set_lanes(uint8_t lanes) {
       queues.set_lanes(lanes);
       fc.set_lanes(lanes);
@@ -278,6 +283,7 @@ class Switch : public Node, private ControlSink {
     bool rewrites = false;          // any priority rewrite rule
     uint8_t hooks = 0;              // EgressHook::Points with a hook on some queue
     bool watchdog_forward = false;  // the watchdog's action is forward: mark what it sends
+    bool ib = false;                // InfiniBand: lanes are VLs, chosen by SL (ib_qos_)
   };
   static_assert(sizeof(Hot) == 64);
   Hot hot_;
@@ -285,6 +291,7 @@ class Switch : public Node, private ControlSink {
   uint8_t lanes_;
   ForwardingTable fib_;
   std::vector<PriorityRewrite> rewrites_;
+  const IbQos* ib_qos_ = nullptr;  // InfiniBand ports' SL2VL and VL arbitration
   RngStream rng_;
   std::vector<Port> ports_;
   std::unique_ptr<Mmu> mmu_;

@@ -41,6 +41,10 @@ FlowGenerator::FlowGenerator(Simulation& sim, std::string name, std::vector<Flow
       dst.connect_qp(qd, f.src, qs, sport);
       // Pace the side that sends the data (the requester, or for a READ the
       // responder); the flow's rate is shared equally by its QPs.
+      if (f.sl >= 0) {
+        src.set_qp_sl(qs, static_cast<uint8_t>(f.sl));
+        dst.set_qp_sl(qd, static_cast<uint8_t>(f.sl));
+      }
       const BitRate rate = BitRate::bps(f.rate.in_bps() / n);
       if (f.op == Verb::kRead) {
         dst.set_qp_rate(qd, rate);

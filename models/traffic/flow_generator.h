@@ -46,6 +46,7 @@ struct FlowSpec {
   Verb op = Verb::kWrite;
   BitRate rate;       // pace the flow to this rate (shared by its QPs); 0: line rate
   uint32_t qps = 1;   // queue pairs the message is striped over (NCCL_IB_QPS_PER_CONNECTION)
+  int sl = -1;        // InfiniBand: the QPs' service level (0..15); -1: the NIC's priorities
   uint32_t item = 0;  // the scenario's traffic[item] this flow came from
   // Congestion control of the flow's QPs (both ends); none if null.
   std::shared_ptr<const CcConfig> cc;

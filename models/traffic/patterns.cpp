@@ -28,6 +28,7 @@ FlowSpec make_flow(const FlowCommon& c, const std::string& suffix, uint32_t src,
   f.op = c.op;
   f.rate = c.rate;
   f.qps = c.qps;
+  f.sl = c.sl;
   return f;
 }
 

@@ -33,6 +33,7 @@ struct FlowCommon {
   Verb op = Verb::kWrite;
   BitRate rate;      // pacing of each flow; 0: line rate
   uint32_t qps = 1;  // queue pairs each flow is striped over
+  int sl = -1;       // InfiniBand: the flows' service level; -1: the NIC's priorities
 };
 
 // incast: every sender sends `bytes` to dst. Flow k is senders[k] -> dst,

@@ -72,6 +72,14 @@ void add_common(ParamTable& f, const char* size_doc) {
           "entropy), like NCCL's `NCCL_IB_QPS_PER_CONNECTION`; the flow completes when all its "
           "parts have")
       .source("NCCL");
+  f.add("sl", ParamKind::kInt)
+      .group("common")
+      .range(0, 15)
+      .optional("fabric.nic.data_priority for data, ack_priority for ACKs")
+      .doc(
+          "InfiniBand: the service level of the item's QPs, data and ACKs both (the SL of their "
+          "address vector); each port maps it to a VL by fabric.infiniband.qos.sl2vl")
+      .source("IBA Vol 1 §7.6 (service levels and virtual lanes)");
 }
 
 const ParamTable& flow_params() {

@@ -60,7 +60,8 @@ Fabric build_fabric(Simulation& sim, const Scenario& sc, const ScenarioFormat& f
         const bool leaf = topo.node(peer).kind == NodeKind::kHost;
         f.switch_of_node[node]->use_credits(
             port, sc.fabric.credits,
-            hoq_lifetime(leaf ? sc.fabric.leaf_hoq_lifetime : sc.fabric.hoq_lifetime));
+            hoq_lifetime(leaf ? sc.fabric.leaf_hoq_lifetime : sc.fabric.hoq_lifetime),
+            &sc.fabric.ib_qos);
       } else {
         f.nics[topo.node(node).host_index]->use_credits(port, sc.fabric.credits);
       }

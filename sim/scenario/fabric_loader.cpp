@@ -90,22 +90,178 @@ void read_switch(JsonReader r, SwitchConfig& s) {
   r.finish();
 }
 
+std::string vlarb_string(const std::vector<VlArbEntry>& t) {
+  std::string s;
+  for (const VlArbEntry& e : t) {
+    if (!s.empty()) s += ",";
+    s += std::to_string(e.vl) + ":" + std::to_string(e.weight);
+  }
+  return s;
+}
+
+// A whole decimal number from `lo` to `hi`, or -1.
+int small_number(const std::string& s, int lo, int hi) {
+  if (s.empty() || s.size() > 3 || s.find_first_not_of("0123456789") != std::string::npos)
+    return -1;
+  const int v = std::stoi(s);
+  return v >= lo && v <= hi ? v : -1;
+}
+
+std::string trim(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t");
+  if (a == std::string::npos) return std::string();
+  return s.substr(a, s.find_last_not_of(" \t") - a + 1);
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  for (;;) {
+    const size_t c = s.find(',', from);
+    out.push_back(trim(s.substr(from, c == std::string::npos ? std::string::npos : c - from)));
+    if (c == std::string::npos) return out;
+    from = c + 1;
+  }
+}
+
+// A VL arbitration table in OpenSM's syntax, "VL:weight,VL:weight,..."
+// (qos_vlarb_high / qos_vlarb_low): up to 64 entries, VLs of these ports'
+// data VLs, weights 0..255.
+std::vector<VlArbEntry> read_vlarb(JsonReader& q, const char* key, uint32_t op_vls,
+                                   std::vector<VlArbEntry> table) {
+  const std::string expected = "\"VL:weight,...\" with VLs 0 to " + std::to_string(op_vls - 1) +
+                               " (fabric.infiniband.op_vls " + std::to_string(op_vls) +
+                               ") and weights 0 to 255, at most 64 entries, e.g. \"1:64,2:128\"";
+  if (const nlohmann::json* v = q.raw(key)) {
+    if (!v->is_string()) q.fail(key, show(*v) + " is not a string", expected);
+    // An empty string is an empty table (no VL at this priority).
+    const std::string text = trim(v->get<std::string>());
+    const std::vector<std::string> items =
+        text.empty() ? std::vector<std::string>{} : split_commas(text);
+    if (items.size() > kMaxVlArbEntries)
+      q.fail(key, std::to_string(items.size()) + " entries", expected);
+    table.clear();
+    for (size_t i = 0; i < items.size(); ++i) {
+      const std::string& it = items[i];
+      const size_t colon = it.find(':');
+      const int vl =
+          colon == std::string::npos ? -1 : small_number(trim(it.substr(0, colon)), 0, 15);
+      const int w =
+          colon == std::string::npos ? -1 : small_number(trim(it.substr(colon + 1)), 0, 255);
+      if (vl < 0 || w < 0) {
+        q.fail(key,
+               show(*v) + ": entry " + std::to_string(i + 1) + " \"" + it + "\" is not VL:weight",
+               expected);
+      }
+      if (static_cast<uint32_t>(vl) >= op_vls) {
+        q.fail(key,
+               show(*v) + ": entry " + std::to_string(i + 1) + " names VL " + std::to_string(vl) +
+                   ", not a data VL of these ports (" +
+                   (vl == 15 ? "VL15 is never arbitrated" : "more VLs than configured") + ")",
+               expected);
+      }
+      table.push_back({static_cast<uint8_t>(vl), static_cast<uint8_t>(w)});
+    }
+  }
+  q.resolve(key, vlarb_string(table));
+  return table;
+}
+
+// The SL-to-VL table: OpenSM's "VL,VL,..." (qos_sl2vl) or an array; 16 VLs,
+// each a data VL or 15.
+Sl2VlTable read_sl2vl(JsonReader& q, uint32_t op_vls, Sl2VlTable table) {
+  const std::string expected = "16 VLs, one per SL, each 0 to " + std::to_string(op_vls - 1) +
+                               " (fabric.infiniband.op_vls " + std::to_string(op_vls) +
+                               ") or 15, as \"0,1,2,...\" or an array";
+  if (const nlohmann::json* v = q.raw("sl2vl")) {
+    std::vector<std::string> items;
+    if (v->is_string()) {
+      items = split_commas(v->get<std::string>());
+    } else if (v->is_array()) {
+      for (const nlohmann::json& e : *v)
+        items.push_back(e.is_number_unsigned() ? std::to_string(e.get<uint64_t>()) : show(e));
+    } else {
+      q.fail("sl2vl", show(*v) + " is not a table", expected);
+    }
+    if (items.size() != 16)
+      q.fail("sl2vl", show(*v) + " has " + std::to_string(items.size()) + " entries", expected);
+    for (size_t sl = 0; sl < 16; ++sl) {
+      const int vl = small_number(items[sl], 0, 15);
+      if (vl < 0 || (vl != 15 && static_cast<uint32_t>(vl) >= op_vls)) {
+        q.fail("sl2vl",
+               show(*v) + ": SL " + std::to_string(sl) + " maps to " + items[sl] +
+                   (vl < 0 ? ", not a VL"
+                           : ", not a data VL of these ports (more VLs than configured)"),
+               expected);
+      }
+      table[sl] = static_cast<uint8_t>(vl);
+    }
+  }
+  nlohmann::json resolved = nlohmann::json::array();
+  for (uint8_t vl : table) resolved.push_back(vl);
+  q.resolve("sl2vl", resolved);
+  return table;
+}
+
+// `fabric.infiniband.qos`, for ports of `op_vls` data VLs. OpenSM's
+// defaults are its 15-VL templates trimmed as it trims them.
+IbQos read_ib_qos(JsonReader q, uint32_t op_vls) {
+  IbQos qos;
+  qos.op_vls = static_cast<uint8_t>(op_vls);
+  const Sl2VlTable opensm = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 7};
+  for (size_t sl = 0; sl < 16; ++sl)
+    qos.sl2vl[sl] = opensm[sl] == 15 ? 15 : static_cast<uint8_t>(opensm[sl] & (op_vls - 1));
+  qos.sl2vl = read_sl2vl(q, op_vls, qos.sl2vl);
+  std::vector<VlArbEntry> low = {{0, 0}};
+  for (uint8_t vl = 1; vl < op_vls; ++vl) low.push_back({vl, 4});
+  qos.vlarb.high = read_vlarb(q, "vlarb_high", op_vls, {{0, 4}});
+  qos.vlarb.low = read_vlarb(q, "vlarb_low", op_vls, low);
+  qos.vlarb.high_limit = static_cast<uint8_t>(q.integer("high_limit"));
+  q.finish();
+  return qos;
+}
+
 // PFC is what Ethernet ports run; InfiniBand ports run credits instead
 // (fabric.infiniband.credits), so PFC's keys have no meaning there.
 void reject_pfc_keys(JsonReader& r) {
-  auto reject = [&](const char* object, const char* key) {
+  auto reject = [&](const char* object, const char* key,
+                    const char* why = "InfiniBand ports run credits, fabric.infiniband.credits") {
     const nlohmann::json* o = r.raw(object);
     if (o == nullptr || !o->is_object() || !o->contains(key)) return;
     throw ScenarioError(r.path_of(object) + "." + key +
-                        ": applies to transport \"roce_v2\" only (expected no " + key +
-                        ": InfiniBand ports run credits, fabric.infiniband.credits)");
+                        ": applies to transport \"roce_v2\" only (expected no " + key + ": " + why +
+                        ")");
   };
   reject("switch", "pfc");
   reject("switch", "watchdog");
+  reject("switch", "scheduler",
+         "InfiniBand ports arbitrate their VLs by fabric.infiniband.qos.vlarb_high and vlarb_low");
   for (const char* k : {"pfc_response_delay", "rx_xoff", "rx_xon"}) reject("nic", k);
 }
 
 }  // namespace
+
+std::string ib_sl_unusable(const FabricConfig& f, uint8_t sl) {
+  const uint8_t vl = f.ib_qos.sl2vl[sl & 15];
+  const std::string s = std::to_string(sl);
+  if (vl == kIbManagementVl) {
+    return "SL " + s +
+           " maps to VL15 (fabric.infiniband.qos.sl2vl), which carries only subnet management "
+           "packets of at most " +
+           std::to_string(kIbVl15MaxPayload) +
+           " payload bytes, never data (expected an SL mapped to a data VL)";
+  }
+  if (((f.ib_qos.vlarb.high.empty() ? 0 : VlArbConfig::vls_of(f.ib_qos.vlarb.high)) |
+       VlArbConfig::vls_of(f.ib_qos.vlarb.low)) >>
+          vl &
+      1) {
+    return std::string();
+  }
+  return "SL " + s + " travels on VL " + std::to_string(vl) +
+         ", which has no weight in fabric.infiniband.qos.vlarb_high or vlarb_low, so no port "
+         "would ever send it (expected an entry " +
+         std::to_string(vl) + ":<weight above 0> in one of them)";
+}
 
 void read_fabric(JsonReader r, FabricConfig& f) {
   r.read(f);  // transport, mtu, ethernet_mtu
@@ -127,6 +283,11 @@ void read_fabric(JsonReader r, FabricConfig& f) {
       }
       c.finish();
     }
+    if ((f.op_vls & (f.op_vls - 1)) != 0) {
+      ib.fail("op_vls", std::to_string(f.op_vls) + " is not a VL count a port can operate",
+              "1, 2, 4 or 8 (IBA OperationalVLs)");
+    }
+    f.ib_qos = read_ib_qos(ib.object("qos"), f.op_vls);
     ib.finish();
   }
   {
@@ -155,6 +316,9 @@ void read_fabric(JsonReader r, FabricConfig& f) {
       throw ScenarioError("fabric.mtu: " + std::to_string(f.nic.mtu) +
                           " is not an InfiniBand MTU (expected 256, 512, 1024, 2048 or 4096)");
     }
+    // The NIC's priorities are its QPs' default SLs on IB (checked with
+    // the traffic that uses them, loader.cpp).
+    f.nic.sl2vl = f.ib_qos.sl2vl;
     // A VL must hold the largest packet, or it could never send one.
     const InfinibandFormat format(f.grh);
     const uint64_t need =

@@ -73,15 +73,18 @@ void check_switch_buffers(const Scenario& sc) {
     for (uint32_t id = 0; id < sc.topology.nodes().size(); ++id) {
       const TopoNode& n = sc.topology.node(id);
       if (!is_fabric_switch(n)) continue;
-      const __int128 need =
-          (per_vl + c.reserve.count() + c.pfc.headroom.count()) * kEthernetPriorities * n.num_ports;
+      // Every lane keeps its MMU reserve; the operational VLs have a VL buffer each.
+      const __int128 need = (per_vl * sc.fabric.op_vls +
+                             (c.reserve.count() + c.pfc.headroom.count()) * kEthernetPriorities) *
+                            n.num_ports;
       if (need > c.buffer.count()) {
         throw ScenarioError(
             "fabric.switch.buffer: " + std::to_string(c.buffer.count()) +
             " bytes are fewer than the credited VL buffers of \"" + n.name + "\" (" +
             std::to_string(static_cast<int64_t>(std::min<__int128>(need, INT64_MAX))) +
-            " bytes for " + std::to_string(n.num_ports) +
-            " ports x 8 VLs) (expected a larger buffer, or a smaller "
+            " bytes for " + std::to_string(n.num_ports) + " ports x " +
+            std::to_string(sc.fabric.op_vls) +
+            " VLs) (expected a larger buffer, or a smaller "
             "fabric.infiniband.credits.vl_buffer)");
       }
     }
@@ -149,6 +152,33 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
     std::vector<JsonReader> items = top.objects("traffic");
     sc.traffic_items = static_cast<uint32_t>(items.size());
     read_traffic(std::move(items), sc.topology, sc.seed, sc.fabric.cc, sc.flows, sc.collectives);
+    // A flow's own SL: an InfiniBand notion, and one its ports can carry;
+    // so must the NIC's priorities be, the SLs of the other QPs.
+    bool default_sl = !sc.collectives.empty();
+    for (const FlowSpec& f : sc.flows) {
+      default_sl |= f.sl < 0;
+      if (f.sl < 0) continue;
+      const std::string path = "traffic[" + std::to_string(f.item) + "].sl";
+      if (sc.fabric.transport != Transport::kInfiniband) {
+        throw ScenarioError(path +
+                            ": applies to transport \"infiniband\" only (expected no sl: RoCE "
+                            "traffic travels on fabric.nic.data_priority and ack_priority)");
+      }
+      const std::string why = ib_sl_unusable(sc.fabric, static_cast<uint8_t>(f.sl));
+      if (!why.empty()) throw ScenarioError(path + ": " + std::to_string(f.sl) + ": " + why);
+    }
+    if (sc.fabric.transport == Transport::kInfiniband && default_sl) {
+      for (const auto& [key, sl] :
+           {std::pair<const char*, uint8_t>{"data_priority", sc.fabric.nic.data_priority},
+            {"ack_priority", sc.fabric.nic.ack_priority}}) {
+        const std::string why = ib_sl_unusable(sc.fabric, sl);
+        if (!why.empty()) {
+          throw ScenarioError("fabric.nic." + std::string(key) + ": " + std::to_string(sl) +
+                              " is the SL of QPs without one of their own on InfiniBand, but " +
+                              why);
+        }
+      }
+    }
   }
   read_faults(top.objects("faults"), sc.topology, sc.faults);
 

@@ -17,6 +17,10 @@ LinkSpec read_link_object(JsonReader r, const LinkSpec& def);
 // Reads `fabric` (fabric_loader.cpp) and `fabric.nic` (nic_loader.cpp).
 void read_fabric(JsonReader r, FabricConfig& f);
 void read_nic(JsonReader r, NicConfig& nic);
+// Why InfiniBand traffic cannot use service level `sl` under `f`'s QoS
+// tables (it maps to VL15, or to a VL no arbitration table lets send);
+// empty if it can.
+std::string ib_sl_unusable(const FabricConfig& f, uint8_t sl);
 
 // Reads `traffic` into flows and collectives (traffic_loader.cpp). Random patterns draw from
 // streams keyed by `seed` and the item's position. Flows get `fabric_cc`

@@ -35,6 +35,10 @@ struct FabricConfig {
   // switches) and leaf_head_of_queue_lifetime (facing hosts), encoded.
   uint32_t hoq_lifetime = 0x12;
   uint32_t leaf_hoq_lifetime = 0x10;
+  // InfiniBand: operational data VLs, SL-to-VL table and VL arbitration of
+  // every port (`fabric.infiniband.op_vls` and `.qos`).
+  uint32_t op_vls = 8;
+  IbQos ib_qos;
   LinkSpec link;
   NicConfig nic;
   SwitchConfig sw;

@@ -58,6 +58,49 @@ const Fields<Credits::Params>& credits_params() {
   return t;
 }
 
+// The QoS tables are read by fabric_loader.cpp (OpenSM's string syntax).
+const ParamTable& ib_qos_params() {
+  static const ParamTable t = [] {
+    ParamTable f("fabric.infiniband.qos",
+                 "SL-to-VL mapping and VL arbitration of every InfiniBand port, with OpenSM's "
+                 "qos_* names and defaults (docs/infiniband.md)");
+    f.add("sl2vl", ParamKind::kCustom)
+        .takes("16 VLs, one per SL: OpenSM's \"0,1,...\" or an array",
+               R"({"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "integer",)"
+               R"( "minimum": 0, "maximum": 15}, "minItems": 16, "maxItems": 16}]})")
+        .optional("\"0,1,2,...,14,7\", each VL but 15 ANDed with op_vls - 1 (as OpenSM does)")
+        .doc(
+            "the VL each SL travels on, at every port; a VL must be a data VL (below op_vls) or "
+            "15, which drops that SL's packets (no traffic may use it)")
+        .source("OpenSM qos_sl2vl; IBA Vol 1 §7.6.6 (SLtoVLMappingTable)");
+    f.add("vlarb_high", ParamKind::kCustom)
+        .takes("OpenSM's \"VL:weight,...\" (up to 64 entries)", R"({"type": "string"})")
+        .optional("\"0:4\"")
+        .doc(
+            "high-priority VL arbitration table: entries (VL, weight in 64-byte units, 0..255) "
+            "served in turn, each sending its weight's bytes (the packet that crosses it "
+            "finishes)")
+        .source("OpenSM qos_vlarb_high; IBA Vol 1 §7.6.9");
+    f.add("vlarb_low", ParamKind::kCustom)
+        .takes("OpenSM's \"VL:weight,...\" (up to 64 entries)", R"({"type": "string"})")
+        .optional("\"0:0,1:4,2:4,...\" up to the last data VL")
+        .doc(
+            "low-priority VL arbitration table, served when the high one has nothing or is at its "
+            "limit")
+        .source("OpenSM qos_vlarb_low; IBA Vol 1 §7.6.9");
+    f.add("high_limit", ParamKind::kInt)
+        .range(0, 255)
+        .def(int64_t{0})
+        .doc(
+            "while a low-priority packet waits, at most this many 4096-byte units of high-priority "
+            "data go before it (a packet started below the limit finishes); 0: one packet; 255: no "
+            "limit")
+        .source("OpenSM qos_high_limit (default 0); IBA Vol 1 §7.6.9 (LimitOfHighPriority)");
+    return f;
+  }();
+  return t;
+}
+
 const Fields<FabricConfig>& infiniband_params() {
   static const Fields<FabricConfig> t = [] {
     Fields<FabricConfig> f("fabric.infiniband", "native InfiniBand framing");
@@ -66,6 +109,13 @@ const Fields<FabricConfig>& infiniband_params() {
         .source("IBA Vol 1 §8.3");
     f.add_object("credits", credits_params())
         .doc("credit-based link flow control, instead of PFC, on every port");
+    f.integer("op_vls", &FabricConfig::op_vls, 1, 8)
+        .doc(
+            "data VLs of every port, VL0 .. VL(op_vls - 1): 1, 2, 4 or 8 (each with a "
+            "`credits.vl_buffer` of its own)")
+        .source("IBA PortInfo OperationalVLs; OpenSM max_op_vls (codes 1..4)");
+    f.add_object("qos", ib_qos_params())
+        .doc("SL-to-VL mapping and VL arbitration (OpenSM's qos_* options)");
     f.integer("head_of_queue_lifetime", &FabricConfig::hoq_lifetime, 0, 31)
         .doc(
             "a switch discards a packet that has waited this long at the head of an egress "

@@ -44,6 +44,7 @@ FlowCommon read_common(JsonReader& r, const std::string& default_name) {
   c.name = r.string("name", default_name);
   if (r.has("rate")) c.rate = r.rate("rate");
   c.qps = static_cast<uint32_t>(r.integer("qps"));
+  if (r.has("sl")) c.sl = static_cast<int>(r.integer("sl"));
   return c;
 }
 
@@ -142,6 +143,7 @@ std::vector<FlowSpec> read_flow(JsonReader& r, const Topology& t) {
   f.op = c.op;
   f.rate = c.rate;
   f.qps = c.qps;
+  f.sl = c.sl;
   r.finish();
   return {std::move(f)};
 }

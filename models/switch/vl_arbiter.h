@@ -1,0 +1,110 @@
+// VlArbiter: the VL arbitration of one InfiniBand output port (IBA Vol 1
+// §7.6.9), which picks the data VL that sends next; it replaces strict
+// priority and DWRR (egress_queues.h) on credited ports.
+//
+// Two tables, high and low priority, each a list of (VL, weight) entries,
+// served in turn: an entry lets its VL send `weight` x 64 bytes, counted
+// from the LRH through the ICRC (the VCRC's 2 bytes are left out), and a
+// packet that starts within the weight is finished, so a turn may overshoot
+// by up to one packet; then the next entry takes over with its whole weight.
+// An entry whose VL has no packet ready (none queued, or not enough credits)
+// or whose weight is 0 is passed over and loses what was left of its turn.
+//
+// The high table is served first, but while a low-priority packet waits at
+// most `high_limit` x 4096 bytes of high-priority data are sent before a
+// low-priority packet goes: a high packet may start while the count is
+// below the limit (so a burst exceeds it by at most a packet), 0 lets one
+// high packet go at a time, 255 means no limit. The count restarts when a
+// low packet is sent or when none waits.
+//
+// Cost: pick() is O(table entries) in the worst case (a table holds at most
+// 64); with one VL ready it returns on the first entry that names it.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "models/proto/ib_qos.h"
+
+namespace rdmasim {
+
+class VlArbiter {
+ public:
+  explicit VlArbiter(const VlArbConfig& cfg)
+      : high_(cfg.high),
+        low_(cfg.low),
+        high_mask_(VlArbConfig::vls_of(cfg.high)),
+        low_mask_(VlArbConfig::vls_of(cfg.low)),
+        limit_bytes_(cfg.high_limit == 255 ? UINT64_MAX : uint64_t{cfg.high_limit} * 4096) {}
+
+  // The VL to send next among `ready` (bit v: VL v's head packet may be sent
+  // now), or -1; `bytes(vl)` is that head packet's size as arbitration
+  // counts it. The choice is committed: the caller sends that packet.
+  template <class Bytes>
+  int pick(uint16_t ready, Bytes&& bytes) {
+    const uint16_t hi = ready & high_mask_;
+    const uint16_t lo = ready & low_mask_;
+    if (lo == 0) high_sent_ = 0;  // the limit holds only while a low packet waits
+    if (hi != 0 && (lo == 0 || high_sent_ == 0 || high_sent_ < limit_bytes_)) {
+      const auto [vl, size] = serve(high_, hi, bytes);
+      if (lo != 0) high_sent_ += size;
+      return vl;
+    }
+    if (lo != 0) {
+      high_sent_ = 0;
+      return serve(low_, lo, bytes).first;
+    }
+    return -1;
+  }
+
+  // The VLs that can ever send (an entry of nonzero weight in a table).
+  uint16_t vls() const { return high_mask_ | low_mask_; }
+  // High-priority bytes sent since a low packet last had its chance.
+  uint64_t high_sent() const { return high_sent_; }
+
+ private:
+  struct Table {
+    explicit Table(std::vector<VlArbEntry> e) : entries(std::move(e)) {}
+    std::vector<VlArbEntry> entries;
+    size_t at = 0;      // the entry whose turn it is
+    int64_t left = 0;   // bytes left of its turn
+    bool fresh = true;  // its turn has not started: `left` is not loaded
+    void next() {
+      at = at + 1 == entries.size() ? 0 : at + 1;
+      fresh = true;
+    }
+  };
+
+  // Serves `t` from its current entry on: the first entry whose VL is in
+  // `ready` and has weight left sends. Some entry qualifies (`ready` is
+  // within the table's VLs), so at most every entry is visited once more.
+  template <class Bytes>
+  static std::pair<int, uint64_t> serve(Table& t, uint16_t ready, Bytes& bytes) {
+    for (size_t n = 0; n <= t.entries.size(); ++n) {
+      const VlArbEntry& e = t.entries[t.at];
+      if (t.fresh) {
+        t.left = int64_t{e.weight} * 64;
+        t.fresh = false;
+      }
+      if (t.left > 0 && ((ready >> e.vl) & 1) != 0) {
+        const uint64_t size = bytes(e.vl);
+        t.left -= static_cast<int64_t>(size);
+        const int vl = e.vl;
+        if (t.left <= 0) t.next();
+        return {vl, size};
+      }
+      t.next();
+    }
+    return {-1, 0};
+  }
+
+  Table high_;
+  Table low_;
+  uint16_t high_mask_;
+  uint16_t low_mask_;
+  uint64_t limit_bytes_;
+  uint64_t high_sent_ = 0;
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,203 @@
+// V3 of the validation cases: VL arbitration (IBA Vol 1 §7.6.9, OpenSM's
+// QoS document §7). One EDR link, the switch's port to the receiver h0, with
+// every VL in use always holding 4096-byte-payload packets that have their
+// credits: senders on SLs 1, 2, 3 (and 0) each saturate their own link into
+// the switch, three (four) times what the bottleneck carries. Expected
+// values from the arbitration rule: an entry of weight w sends w x 64 bytes
+// a turn, counting LRH through ICRC (4120 of a packet's 4122 wire bytes),
+// and the packet that crosses the weight finishes; the high limit lets
+// high-priority packets start while fewer than limit x 4096 bytes of them
+// have gone since a low packet last went.
+#include "test/support/catch_units.h"
+#include "test/support/scenario_sim.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+using namespace rdmasim;
+using namespace rdmasim::testing;
+
+namespace {
+
+// The scenario of a sub-case: `qos` is fabric.infiniband.qos; senders h1, h2,
+// h3 on SLs 1, 2, 3, and with `vl0` h4 on SL 0, each sending more than the
+// run carries.
+std::string v3_scenario(const std::string& qos, bool vl0) {
+  std::string traffic;
+  for (int h = 1; h <= (vl0 ? 4 : 3); ++h) {
+    if (!traffic.empty()) traffic += ",";
+    traffic += R"({"kind": "flow", "src": "h)" + std::to_string(h) +
+               R"(", "dst": "h0", "size": "64MiB", "sl": )" + std::to_string(h % 4) + "}";
+  }
+  return R"({"fabric": {"transport": "infiniband", "mtu": 4096,
+             "link": {"rate": "EDR", "delay": "100ns"},
+             "infiniband": {"qos": )" +
+         qos + R"(}},
+  "topology": {"kind": "star", "hosts": 5},
+  "traffic": [)" +
+         traffic + "]}";
+}
+
+// The data packets leaving the switch for h0: their VL and wire bytes.
+struct Departures {
+  std::vector<int> vl;
+  std::vector<uint32_t> wire;
+};
+struct DepartureLog : EgressHook {
+  DepartureLog() : EgressHook(kAtDequeue) {}
+  void on_dequeue(const EgressView& q, Packet& p) override {
+    if (p.kind != PacketKind::kData || q.now() < from) return;
+    d.vl.push_back(q.priority());
+    d.wire.push_back(p.wire_bytes);
+  }
+  Time from;
+  Departures d;
+};
+
+// Runs the sub-case to 2.2 ms, recording departures after 0.2 ms (2 ms of
+// saturated traffic, the CI scale of V3).
+Departures run_v3(const std::string& qos, bool vl0) {
+  const Scenario sc = load_scenario_text(v3_scenario(qos, vl0), "v3");
+  ScenarioSim s(sc);
+  auto [sw, to_h0] = s.port_to_host(0);
+  DepartureLog log;
+  log.from = Time::us(200);
+  sw->add_egress_hook(log, 0xFF, {to_h0});
+  s.sim.setup();
+  s.sim.run(Time::us(2200));
+  return log.d;
+}
+
+// The most wire bytes of VL0 packets sent back to back.
+uint64_t longest_vl0_run(const Departures& d) {
+  uint64_t run = 0, longest = 0;
+  for (size_t i = 0; i < d.vl.size(); ++i) {
+    run = d.vl[i] == 0 ? run + d.wire[i] : 0;
+    longest = std::max(longest, run);
+  }
+  return longest;
+}
+
+}  // namespace
+
+TEST_CASE("V3 vl arbitration (a): shares follow the low table's weights",
+          "[scenario][infiniband]") {
+  const Departures d = run_v3(R"({"vlarb_high": "", "vlarb_low": "1:64,2:128,3:192"})", false);
+  // 2 ms of a 100 Gb/s link in 4122-byte packets: about 6,065 of them.
+  REQUIRE(d.vl.size() > 6000);
+  std::map<int, uint64_t> bytes;
+  uint64_t total = 0;
+  for (size_t i = 0; i < d.vl.size(); ++i) {
+    bytes[d.vl[i]] += d.wire[i];
+    total += d.wire[i];
+  }
+  // Shares 1/6, 2/6, 3/6 of the wire bytes, within 1 % (V3's tolerance).
+  for (int vl = 1; vl <= 3; ++vl) {
+    const double share = static_cast<double>(bytes[vl]) / static_cast<double>(total);
+    CHECK(std::abs(share - vl / 6.0) <= 0.01 * vl / 6.0);
+  }
+  // Exactly: weights 4096, 8192, 12288 bytes take 1, 2, 3 packets of 4120,
+  // so in every round VL1 sends one, VL2 two, VL3 three, in that order.
+  const std::vector<int> round = {1, 2, 2, 3, 3, 3};
+  const auto phase = static_cast<size_t>(std::find(d.vl.begin(), d.vl.end(), 1) - d.vl.begin());
+  REQUIRE(phase < 6);
+  size_t off_pattern = 0;
+  for (size_t i = phase; i < d.vl.size(); ++i) off_pattern += d.vl[i] != round[(i - phase) % 6];
+  CHECK(off_pattern == 0);
+}
+
+TEST_CASE("V3 vl arbitration (b): high limit 6 bounds VL0 bursts", "[scenario][infiniband]") {
+  const Departures d =
+      run_v3(R"({"vlarb_high": "0:4", "vlarb_low": "1:64,2:128,3:192", "high_limit": 6})", true);
+  REQUIRE(d.vl.size() > 6000);
+  // At most 6 x 4096 bytes plus one packet, 28,698 wire bytes (V3); by the
+  // rule exactly six packets start: after five (20,600 counted bytes, below
+  // 24,576) a sixth, after six (24,720) a low packet.
+  CHECK(longest_vl0_run(d) <= 28698);
+  CHECK(longest_vl0_run(d) == 6 * 4122);
+  // Every burst is six (a low packet always waits): VL0 carries 6/7 of the
+  // packets, within one burst.
+  const auto vl0 = static_cast<double>(std::count(d.vl.begin(), d.vl.end(), 0));
+  CHECK(std::abs(vl0 - static_cast<double>(d.vl.size()) * 6 / 7) <= 6);
+}
+
+TEST_CASE("V3 vl arbitration (c): high limit 0 sends one VL0 packet at a time",
+          "[scenario][infiniband]") {
+  const Departures d =
+      run_v3(R"({"vlarb_high": "0:4", "vlarb_low": "1:64,2:128,3:192", "high_limit": 0})", true);
+  REQUIRE(d.vl.size() > 6000);
+  CHECK(longest_vl0_run(d) == 4122);
+  // VL0 and the low table alternate: half the packets are VL0's, within one.
+  const auto vl0 = static_cast<double>(std::count(d.vl.begin(), d.vl.end(), 0));
+  CHECK(std::abs(vl0 - static_cast<double>(d.vl.size()) / 2) <= 1);
+}
+
+TEST_CASE("SL-to-VL mapping: a flow's SL picks its VL on every link, ACKs on the same SL",
+          "[scenario][infiniband]") {
+  // SL 5 -> VL 2 and SL 9 -> VL 1 by the table; everything else as OpenSM.
+  const Scenario sc = load_scenario_text(R"({
+    "fabric": {"transport": "infiniband", "mtu": 4096, "link": {"rate": "EDR", "delay": "100ns"},
+               "infiniband": {"qos": {"sl2vl": [0, 1, 2, 3, 4, 2, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7]}}},
+    "topology": {"kind": "star", "hosts": 3},
+    "traffic": [{"kind": "flow", "src": "h1", "dst": "h0", "size": "1MiB", "sl": 5},
+                {"kind": "flow", "src": "h2", "dst": "h0", "size": "1MiB", "sl": 9}]
+  })",
+                                         "sl2vl");
+  ScenarioSim s(sc);
+  struct Seen : EgressHook {
+    Seen() : EgressHook(kAtDequeue) {}
+    void on_dequeue(const EgressView& q, Packet& p) override {
+      ++by[{p.kind == PacketKind::kData, p.sl, q.priority()}];
+    }
+    std::map<std::tuple<bool, int, int>, int> by;
+  } seen;
+  auto [sw, to_h0] = s.port_to_host(0);
+  sw->add_egress_hook(seen, 0xFF);
+  s.sim.setup();
+  s.sim.run();
+  // 256 data packets each way on the mapped VL, the ACKs back on it too:
+  // nothing on any other VL.
+  int data = 0, acks = 0;
+  for (const auto& [key, n] : seen.by) {
+    const auto [is_data, sl, vl] = key;
+    CHECK(((sl == 5 && vl == 2) || (sl == 9 && vl == 1)));
+    (is_data ? data : acks) += n;
+  }
+  CHECK(data == 2 * 256);
+  CHECK(acks == 2 * 256);  // ack_interval 1
+}
+
+TEST_CASE("A NIC's QPs on two VLs: the VL short of credits does not hold back the other",
+          "[scenario][infiniband]") {
+  // h1 sends on SL 1 and SL 2, h2 on SL 1, all to h0; the bottleneck (the
+  // switch's port to h0) serves VL1 and VL2 alike. VL1 has two senders, so
+  // h1's VL1 buffer at the switch stays full and h1's VL1 mostly waits for
+  // credits; its VL2 QP, alone on VL2, must still get VL2's half of the
+  // bottleneck (were the NIC to wait on VL1's credits, it would get less).
+  const Scenario sc = load_scenario_text(R"({
+    "fabric": {"transport": "infiniband", "mtu": 4096, "link": {"rate": "EDR", "delay": "100ns"},
+               "infiniband": {"qos": {"vlarb_high": "", "vlarb_low": "1:64,2:64"}},
+               "nic": {"data_priority": 1, "ack_priority": 1}},
+    "topology": {"kind": "star", "hosts": 3},
+    "traffic": [{"kind": "flow", "src": "h1", "dst": "h0", "size": "64MiB", "sl": 1},
+                {"kind": "flow", "src": "h1", "dst": "h0", "size": "64MiB", "sl": 2},
+                {"kind": "flow", "src": "h2", "dst": "h0", "size": "64MiB", "sl": 1}]
+  })",
+                                         "two_vls");
+  ScenarioSim s(sc);
+  DepartureLog log;
+  log.from = Time::us(200);
+  auto [sw, to_h0] = s.port_to_host(0);
+  sw->add_egress_hook(log, 0xFF, {to_h0});
+  s.sim.setup();
+  s.sim.run(Time::us(2200));
+  REQUIRE(log.d.vl.size() > 6000);
+  // Weights 64 and 64 with 4120-byte packets: one packet each in turn, so
+  // VL2 has exactly every other packet (within one).
+  const auto vl2 = static_cast<double>(std::count(log.d.vl.begin(), log.d.vl.end(), 2));
+  CHECK(std::abs(vl2 - static_cast<double>(log.d.vl.size()) / 2) <= 1);
+}
