@@ -8,7 +8,7 @@
 //    adapter for what it sends. VL15 in the table means packets of that SL
 //    are dropped (only subnet management travels on VL15);
 //  - the VL arbitration tables and high limit of every output port (IBA
-//    §7.6.9; models/switch/vl_arbiter.h).
+//    §7.6.9; models/flow_control/vl_arbiter.h).
 // Every port of the fabric gets the same tables, as OpenSM's qos_ options
 // configure them when no port-class override (qos_ca_, qos_swe_, ...) is given.
 #pragma once

@@ -31,9 +31,9 @@
 #include <new>
 
 #include "models/flow_control/link_flow_control.h"
+#include "models/flow_control/vl_arbiter.h"
 #include "models/proto/infiniband.h"
 #include "models/switch/switch_config.h"
-#include "models/switch/vl_arbiter.h"
 #include "sim/packet.h"
 #include "sim/ring.h"
 #include "sim/units.h"

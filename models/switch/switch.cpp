@@ -235,7 +235,7 @@ int64_t Switch::route(const Packet& p, uint32_t in_port) {
       int64_t best = -1;
       int64_t best_load = INT64_MAX;
       uint64_t best_tie = 0;
-      const uint8_t prio = classify(p);
+      const uint8_t prio = hot_.ib ? ib_qos_->sl2vl[p.sl & 15] : classify(p);
       fib_.for_each_port(p.dst, [&](uint32_t port) {
         const int64_t load =
             hot_.mmu->egress_bytes(port, prio) + (this->port(port).transmitting() ? 1 : 0);
@@ -279,11 +279,19 @@ void Switch::receive(uint32_t port, PacketHandle p) {
     ctx().schedule_in(watchdog_, cfg_.watchdog.timeout / 4);
   // InfiniBand: a packet is buffered on the VL it came by (its LRH's) and
   // leaves on the VL the SL-to-VL table gives its SL (IBA §7.6.6).
-  const uint8_t in_prio = hot_.ib ? p->priority : classify(*p);
+  // An SL mapped to VL15 (or beyond the lanes) is dropped (IBA §7.6.6),
+  // counted with the packets that have no route; the loader keeps traffic
+  // off such SLs.
+  uint8_t in_prio = classify(*p);
+  bool unroutable = false;
+  if (hot_.ib) [[unlikely]] {
+    in_prio = p->priority;
+    unroutable = ib_qos_->sl2vl[p->sl & 15] >= lanes_;
+  }
   hot_.mmu->prefetch(port, in_prio);
   if ((p->flags & kFlagPauseIgnored) != 0) [[unlikely]]
     note_pause_ignored(port, in_prio, *p);
-  const int64_t egress = route(*p, port);
+  const int64_t egress = unroutable ? -1 : route(*p, port);
   if (egress < 0) {
     ++counters_.dropped_no_route;
     hot_.ports[port].fc.on_passed(in_prio, p->wire_bytes);  // credits: its blocks are free
@@ -298,7 +306,9 @@ void Switch::receive(uint32_t port, PacketHandle p) {
       route_probe.attached()) {
     route_probe.emit(*p, out_port);
   }
-  uint8_t out_prio = hot_.ib ? ib_qos_->sl2vl[p->sl & 15] : in_prio;
+  uint8_t out_prio = in_prio;
+  if (hot_.ib) [[unlikely]]
+    out_prio = ib_qos_->sl2vl[p->sl & 15];
   if (hot_.rewrites) {
     for (const PriorityRewrite& r : rewrites_) {
       if (r.from != in_prio) continue;
@@ -403,8 +413,7 @@ PacketHandle Switch::next_packet(uint32_t port) {
   const Time now = ctx().now();
   if (pt.fc.credited()) [[unlikely]]
     note_credit_waits(pt, now);
-  PacketHandle p = pt.arb == nullptr ? q.pop(allowed(pt, now), cfg_, now)
-                                     : q.pop_arbitrated(allowed(pt, now), *pt.arb, now);
+  PacketHandle p = pt.arb == nullptr ? q.pop(allowed(pt, now), cfg_, now) : pop_arbitrated(pt, now);
   if (!p) {
     // All that is queued is paused: pull again when a pause may end, even if
     // no frame ends it (a pause that simply expires).
@@ -425,6 +434,11 @@ PacketHandle Switch::next_packet(uint32_t port) {
   hot_.ports[in].fc.on_departure(in_prio, p->wire_bytes,
                                  [&] { return hot_.mmu->xon_due(in, in_prio); });
   return p;
+}
+
+// Kept out of next_packet(), whose Ethernet path it would otherwise crowd.
+PacketHandle Switch::pop_arbitrated(Port& pt, Time now) {
+  return pt.queues.pop_arbitrated(allowed(pt, now), *pt.arb, now);
 }
 
 void Switch::wake_on_pause_change(uint32_t port, Time now) const {

@@ -32,13 +32,13 @@
 #include <vector>
 
 #include "models/flow_control/port_flow_control.h"
+#include "models/flow_control/vl_arbiter.h"
 #include "models/switch/ecn_marker.h"
 #include "models/switch/egress_hook.h"
 #include "models/switch/egress_queues.h"
 #include "models/switch/forwarding_table.h"
 #include "models/switch/mmu.h"
 #include "models/switch/switch_config.h"
-#include "models/switch/vl_arbiter.h"
 #include "sim/delay_line.h"
 #include "sim/invariants.h"
 #include "sim/node.h"
@@ -268,6 +268,8 @@ class Switch : public Node, private ControlSink {
   void new_head(Port& pt, uint8_t prio, Time now);
   void on_hoq_timer();
   uint16_t allowed(Port& pt, Time now);
+  // next_packet() on a port with VL arbitration (InfiniBand).
+  [[gnu::noinline]] PacketHandle pop_arbitrated(Port& pt, Time now);
   // Schedules a pull of `port` for when its pause state next changes.
   void wake_on_pause_change(uint32_t port, Time now) const;
 

@@ -236,7 +236,20 @@ void reject_pfc_keys(JsonReader& r) {
   reject("switch", "watchdog");
   reject("switch", "scheduler",
          "InfiniBand ports arbitrate their VLs by fabric.infiniband.qos.vlarb_high and vlarb_low");
+  // Classification: an IB packet's VL is its SL's (fabric.infiniband.qos.sl2vl).
+  for (const char* k : {"trust", "dscp_map"})
+    reject("switch", k, "InfiniBand switches queue a packet on its SL's VL, fabric.infiniband.qos");
+  for (const char* k : {"data_dscp", "ack_dscp"})
+    reject("nic", k, "InfiniBand packets carry an SL, not a DSCP (traffic[i].sl)");
+  // DCQCN is RoCE's; InfiniBand's own congestion control is not modelled.
+  reject("switch", "ecn", "ECN marking feeds DCQCN, which is RoCE's");
+  for (const char* k : {"cnp_priority", "cnp_dscp"}) reject("nic", k, "CNPs are RoCE's (DCQCN)");
   for (const char* k : {"pfc_response_delay", "rx_xoff", "rx_xon"}) reject("nic", k);
+  if (r.has("cc")) {
+    throw ScenarioError(r.path_of("cc") +
+                        ": applies to transport \"roce_v2\" only (expected no cc: DCQCN is RoCE's; "
+                        "InfiniBand congestion control is not modelled)");
+  }
 }
 
 }  // namespace

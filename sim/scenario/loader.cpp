@@ -155,7 +155,17 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
     // A flow's own SL: an InfiniBand notion, and one its ports can carry;
     // so must the NIC's priorities be, the SLs of the other QPs.
     bool default_sl = !sc.collectives.empty();
+    const bool ib = sc.fabric.transport == Transport::kInfiniband;
+    auto no_cc = [&](uint32_t item, bool has_cc) {
+      if (ib && has_cc) {
+        throw ScenarioError("traffic[" + std::to_string(item) +
+                            "].cc: applies to transport \"roce_v2\" only (expected no cc: DCQCN is "
+                            "RoCE's; InfiniBand congestion control is not modelled)");
+      }
+    };
+    for (const CollectiveSpec& c : sc.collectives) no_cc(c.item, c.cc != nullptr);
     for (const FlowSpec& f : sc.flows) {
+      no_cc(f.item, f.cc != nullptr);
       default_sl |= f.sl < 0;
       if (f.sl < 0) continue;
       const std::string path = "traffic[" + std::to_string(f.item) + "].sl";

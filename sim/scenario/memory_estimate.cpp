@@ -47,8 +47,15 @@ int64_t usable_buffer(const Scenario& sc, uint32_t id) {
   const TopoNode& n = sc.topology.node(id);
   if (sc.fabric.transport == Transport::kInfiniband && n.tier != Tier::kNvSwitch) {
     // Credits: each ingress port holds at most a VL buffer on each VL in
-    // use (the data and the ACK VL), whatever the shared buffer's size.
-    const int vls = sc.fabric.nic.data_priority == sc.fabric.nic.ack_priority ? 1 : 2;
+    // use (the VLs of the NIC's default SLs and of the flows' own),
+    // whatever the shared buffer's size.
+    const Sl2VlTable& vl = sc.fabric.ib_qos.sl2vl;
+    uint32_t used =
+        (1U << vl[sc.fabric.nic.data_priority & 15]) | (1U << vl[sc.fabric.nic.ack_priority & 15]);
+    for (const FlowSpec& f : sc.flows) {
+      if (f.sl >= 0) used |= 1U << vl[f.sl & 15];
+    }
+    const int vls = __builtin_popcount(used);
     const double credited = static_cast<double>(n.num_ports) * vls *
                             static_cast<double>(sc.fabric.credits.vl_buffer.count());
     return static_cast<int64_t>(std::min(static_cast<double>(c.buffer.count()), credited));

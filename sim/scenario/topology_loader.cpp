@@ -275,6 +275,12 @@ TopologyInfo read_topology(JsonReader r, const FabricConfig& f, Topology& t,
   read_failed_links(r, t);
   reconvergence = r.time("reconvergence_delay");
   read_static_routes(r, t, static_routes);
+  if (f.transport == Transport::kInfiniband && r.has("priority_rewrite")) {
+    throw ScenarioError(
+        r.path_of("priority_rewrite") +
+        ": applies to transport \"roce_v2\" only (expected no priority_rewrite: an "
+        "InfiniBand packet's VL at every port is its SL's, fabric.infiniband.qos.sl2vl)");
+  }
   read_rewrites(r, t, rewrites);
   r.finish();
   return info;

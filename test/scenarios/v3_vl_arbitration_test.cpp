@@ -152,8 +152,11 @@ TEST_CASE("SL-to-VL mapping: a flow's SL picks its VL on every link, ACKs on the
     Seen() : EgressHook(kAtDequeue) {}
     void on_dequeue(const EgressView& q, Packet& p) override {
       ++by[{p.kind == PacketKind::kData, p.sl, q.priority()}];
+      // It came from the NIC on the VL it leaves on (one table everywhere).
+      if (p.ingress_priority != q.priority()) ++ingress_mismatch;
     }
     std::map<std::tuple<bool, int, int>, int> by;
+    int ingress_mismatch = 0;
   } seen;
   auto [sw, to_h0] = s.port_to_host(0);
   sw->add_egress_hook(seen, 0xFF);
@@ -169,6 +172,7 @@ TEST_CASE("SL-to-VL mapping: a flow's SL picks its VL on every link, ACKs on the
   }
   CHECK(data == 2 * 256);
   CHECK(acks == 2 * 256);  // ack_interval 1
+  CHECK(seen.ingress_mismatch == 0);
 }
 
 TEST_CASE("A NIC's QPs on two VLs: the VL short of credits does not hold back the other",

@@ -6,9 +6,9 @@
 #include <map>
 #include <vector>
 
+#include "models/flow_control/vl_arbiter.h"
 #include "models/proto/infiniband.h"
 #include "models/switch/egress_queues.h"
-#include "models/switch/vl_arbiter.h"
 #include "sim/simulation.h"
 
 using namespace rdmasim;
@@ -56,10 +56,26 @@ TEST_CASE("VL arbitration: entries of weight 0 or without a packet are passed ov
   // Nothing the tables name ready: nothing.
   CHECK(a.pick(0b1, [](uint8_t) { return uint64_t{64}; }) == -1);
   CHECK(a.pick(0, [](uint8_t) { return uint64_t{64}; }) == -1);
-  // A turn not used is lost: after VL2's turn ends, VL1 (entry 4) then VL1
-  // again (entry 2, a fresh turn) precede VL2 once both are ready.
+  // In turn, with both ready: entries 2, 3, 4 (VL1, VL2, VL1), then 2 again.
   VlArbiter b(c);
   CHECK(picks(b, 0b110, 256, 6) == std::vector<int>{1, 2, 1, 1, 2, 1});
+}
+
+TEST_CASE("VL arbitration: an entry passed over loses the rest of its turn", "[quick][vlarb]") {
+  VlArbConfig c;
+  c.high.clear();
+  c.low = {{1, 8}, {2, 8}};  // 512 bytes a turn: eight 64-byte packets
+  VlArbiter a(c);
+  // VL1 sends four of its eight, then has nothing ready: VL2's entry takes
+  // over (and sends one) ...
+  CHECK(picks(a, 0b010, 64, 4) == std::vector<int>(4, 1));
+  CHECK(picks(a, 0b100, 64, 1) == std::vector<int>{2});
+  // ... and keeps its turn (seven more) with both ready; VL1 then starts a
+  // fresh turn of eight, not the four it had left.
+  std::vector<int> expected(7, 2);
+  expected.insert(expected.end(), 8, 1);
+  expected.push_back(2);
+  CHECK(picks(a, 0b110, 64, 16) == expected);
 }
 
 TEST_CASE("VL arbitration: the high limit bounds high bursts while a low packet waits",
@@ -100,7 +116,7 @@ TEST_CASE("VL arbitration on an egress port: only lanes with credits compete, VC
   Simulation sim;
   VlArbConfig c;
   c.high.clear();
-  c.low = {{1, 1}, {2, 1}};  // 64 bytes each: one packet per turn
+  c.low = {{1, 33}, {2, 33}};  // 2112 bytes a turn
   VlArbiter arb(c);
   EgressQueues q;
   auto pkt = [&](uint32_t wire) {
@@ -108,17 +124,24 @@ TEST_CASE("VL arbitration on an egress port: only lanes with credits compete, VC
     p->wire_bytes = wire;
     return p;
   };
-  // 66 wire bytes are 64 as arbitration counts them: exactly the weight,
-  // so one packet per turn, alternating.
-  for (int i = 0; i < 3; ++i) {
+  // 66 wire bytes are 64 as arbitration counts them: a turn of 33 x 64
+  // bytes is exactly 33 packets (counting 66 bytes it would be 32).
+  for (int i = 0; i < 40; ++i) {
     q.push(1, pkt(66));
     q.push(2, pkt(66));
   }
-  std::vector<uint32_t> order;
-  for (PacketHandle p; (p = q.pop_arbitrated(0xFF, arb, Time::zero()));) {
-    order.push_back(static_cast<uint32_t>(q.packets(1) * 10 + q.packets(2)));
+  std::vector<int> order;
+  while (q.packets(1) > 0 && q.packets(2) > 0) {
+    const size_t before = q.packets(1);
+    REQUIRE(q.pop_arbitrated(0xFF, arb, Time::zero()));
+    order.push_back(q.packets(1) < before ? 1 : 2);
   }
-  CHECK(order == std::vector<uint32_t>{23, 22, 12, 11, 1, 0});
+  std::vector<int> expected(33, 1);
+  expected.insert(expected.end(), 33, 2);
+  expected.insert(expected.end(), 7, 1);
+  CHECK(order == expected);
+  while (q.pop_arbitrated(0xFF, arb, Time::zero())) {
+  }
   // VL1 without credits (not in `allowed`): VL2 alone goes.
   q.push(1, pkt(66));
   q.push(2, pkt(66));

@@ -43,19 +43,39 @@ class VlArbiter {
   // counts it. The choice is committed: the caller sends that packet.
   template <class Bytes>
   int pick(uint16_t ready, Bytes&& bytes) {
+    const int vl = choose(ready);
+    if (vl >= 0) charge(bytes(static_cast<uint8_t>(vl)));
+    return vl;
+  }
+
+  // pick() in two steps, for a sender that builds the packet once its VL is
+  // chosen (a NIC): choose() names the VL, charge() then takes the size of
+  // the packet sent on it (before the next choose()).
+  int choose(uint16_t ready) {
     const uint16_t hi = ready & high_mask_;
     const uint16_t lo = ready & low_mask_;
     if (lo == 0) high_sent_ = 0;  // the limit holds only while a low packet waits
     if (hi != 0 && (lo == 0 || high_sent_ == 0 || high_sent_ < limit_bytes_)) {
-      const auto [vl, size] = serve(high_, hi, bytes);
-      if (lo != 0) high_sent_ += size;
-      return vl;
+      chosen_ = kHigh;
+      count_high_ = lo != 0;
+      return find(high_, hi);
     }
     if (lo != 0) {
       high_sent_ = 0;
-      return serve(low_, lo, bytes).first;
+      chosen_ = kLow;
+      count_high_ = false;
+      return find(low_, lo);
     }
+    chosen_ = kNone;
     return -1;
+  }
+  void charge(uint64_t size) {
+    if (chosen_ == kNone) return;
+    Table& t = chosen_ == kHigh ? high_ : low_;
+    t.left -= static_cast<int64_t>(size);
+    if (t.left <= 0) t.next();
+    if (count_high_) high_sent_ += size;
+    chosen_ = kNone;
   }
 
   // The VLs that can ever send (an entry of nonzero weight in a table).
@@ -76,27 +96,21 @@ class VlArbiter {
     }
   };
 
-  // Serves `t` from its current entry on: the first entry whose VL is in
-  // `ready` and has weight left sends. Some entry qualifies (`ready` is
+  // The VL of `t`'s entry that sends next, from its current entry on: the
+  // first whose VL is in `ready` and has weight left (the entry stays
+  // current until charge() ends its turn). Some entry qualifies (`ready` is
   // within the table's VLs), so at most every entry is visited once more.
-  template <class Bytes>
-  static std::pair<int, uint64_t> serve(Table& t, uint16_t ready, Bytes& bytes) {
+  static int find(Table& t, uint16_t ready) {
     for (size_t n = 0; n <= t.entries.size(); ++n) {
       const VlArbEntry& e = t.entries[t.at];
       if (t.fresh) {
         t.left = int64_t{e.weight} * 64;
         t.fresh = false;
       }
-      if (t.left > 0 && ((ready >> e.vl) & 1) != 0) {
-        const uint64_t size = bytes(e.vl);
-        t.left -= static_cast<int64_t>(size);
-        const int vl = e.vl;
-        if (t.left <= 0) t.next();
-        return {vl, size};
-      }
+      if (t.left > 0 && ((ready >> e.vl) & 1) != 0) return e.vl;
       t.next();
     }
-    return {-1, 0};
+    return -1;
   }
 
   Table high_;
@@ -105,6 +119,9 @@ class VlArbiter {
   uint16_t low_mask_;
   uint64_t limit_bytes_;
   uint64_t high_sent_ = 0;
+  enum Chosen : uint8_t { kNone, kHigh, kLow };
+  Chosen chosen_ = kNone;    // the table choose() served, until charge()
+  bool count_high_ = false;  // it was the high one, with a low packet waiting
 };
 
 }  // namespace rdmasim
