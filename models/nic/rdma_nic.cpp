@@ -40,11 +40,12 @@ uint32_t RdmaNic::create_qp(CompletionHandler* completions) {
   return qpn;
 }
 
-void RdmaNic::use_credits(uint32_t port, const Credits::Params& params) {
+void RdmaNic::use_credits(uint32_t port, const Credits::Params& params, const IbQos* qos) {
   if (sim().phase() != Phase::kBuild)
     throw std::logic_error(name() + ": flow control is chosen before setup");
   if (credits_.size() <= port) credits_.resize(port + 1, nullptr);
   credits_[port] = &params;
+  if (qos != nullptr) ib_qos_ = qos;
 }
 
 void RdmaNic::set_port_format(uint32_t port, const TransportFormat& format) {
@@ -73,7 +74,10 @@ void RdmaNic::setup() {
     pfc.quanta = kPfcMaxQuanta;
     pfc.refresh = 0.5;  // a pause is refreshed at half its length
     pfc.response_delay = cfg_.pfc_response_delay;
-    if (i < credits_.size() && credits_[i] != nullptr) ports_.back()->fc.use_credits(*credits_[i]);
+    if (i < credits_.size() && credits_[i] != nullptr) {
+      ports_.back()->fc.use_credits(*credits_[i]);
+      if (ib_qos_ != nullptr) ports_.back()->arb = std::make_unique<VlArbiter>(ib_qos_->vlarb);
+    }
     ports_.back()->fc.attach(ctx(), *this, i, id(), l != nullptr ? l->rate() : BitRate(), pfc);
     if (l != nullptr) {
       // The worst case of docs/switch.md "Headroom auto" (Cisco c11-542809),
@@ -168,6 +172,12 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
     if (one_lane && !ps.fc.may_send_wire(lane, ps.max_data_wire, now)) {
       blocked_until = std::min(blocked_until, ps.fc.blocked_until(lane, now));
     } else {
+      // With VL arbitration (InfiniBand, QPs on several VLs) the arbiter
+      // first picks among the VLs that have a QP due with credits; only
+      // that VL's QPs may send this time.
+      int vl = -1;
+      if (!one_lane && ps.arb != nullptr) [[unlikely]]
+        vl = choose_vl(ps, now);
       // Paced QPs not yet due go round again; if none could send, pull when
       // the first of them is due.
       size_t paced = 0;
@@ -182,11 +192,17 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
           ++paced;
           continue;
         }
-        if (!one_lane && !ps.fc.may_send_wire(q.data_lane, ps.max_data_wire, now)) [[unlikely]] {
-          blocked_until = std::min(blocked_until, ps.fc.blocked_until(q.data_lane, now));
-          ps.active.push_back(qpn);
-          ++paced;
-          continue;
+        if (!one_lane) [[unlikely]] {
+          const bool other_vl = vl >= 0 && q.data_lane != vl;
+          if (other_vl || !ps.fc.may_send_wire(q.data_lane, ps.max_data_wire, now)) {
+            // A QP of another VL may well send: pull again at once if
+            // this VL sends nothing after all.
+            blocked_until =
+                std::min(blocked_until, other_vl ? now : ps.fc.blocked_until(q.data_lane, now));
+            ps.active.push_back(qpn);
+            ++paced;
+            continue;
+          }
         }
         PacketHandle p;
         // A QP that both answers READs and sends requests alternates.
@@ -221,6 +237,8 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
           s.active = false;
         }
         ps.fc.on_transmit(p->priority, *p);
+        if (vl >= 0) [[unlikely]]
+          ps.arb->charge(ib_credit_bytes(p->wire_bytes));
         return p;
       }
       if (!next_due.is_infinite()) blocked_until = std::min(blocked_until, next_due);
@@ -229,6 +247,18 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
   // Something waits for a pause to end: pull again then.
   if (!blocked_until.is_infinite()) port(port_index).wake_at(blocked_until);
   return {};
+}
+
+// The VL whose QPs send next on port `ps` (VL arbitration), or -1: none has
+// a QP due whose VL has credits for the largest packet.
+int RdmaNic::choose_vl(PortState& ps, Time now) {
+  uint16_t ready = 0;
+  for (size_t i = 0; i < ps.active.size(); ++i) {
+    const QueuePair& q = slot(ps.active[i]).qp;
+    if (q.next_send <= now && ps.fc.may_send_wire(q.data_lane, ps.max_data_wire, now))
+      ready |= static_cast<uint16_t>(1U << q.data_lane);
+  }
+  return ps.arb->choose(ready);
 }
 
 // PortXmitWait: whether each VL of a credited port waits for credits now,

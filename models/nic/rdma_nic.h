@@ -39,6 +39,7 @@
 
 #include "models/cc/congestion_control.h"
 #include "models/flow_control/port_flow_control.h"
+#include "models/flow_control/vl_arbiter.h"
 #include "models/nic/indexed_event.h"
 #include "models/nic/nic_config.h"
 #include "models/nic/queue_pair.h"
@@ -155,7 +156,9 @@ class RdmaNic : public Node, private ControlSink {
   const PortFlowControl& flow_control(uint32_t port) const { return ports_[port]->fc; }
   // Port `port` runs credit-based flow control with `params` instead of PFC
   // (an InfiniBand port); before setup().
-  void use_credits(uint32_t port, const Credits::Params& params);
+  // With `qos` (kept by the caller), the port also arbitrates the VLs of its
+  // QPs' data by `qos->vlarb` (models/flow_control/vl_arbiter.h).
+  void use_credits(uint32_t port, const Credits::Params& params, const IbQos* qos = nullptr);
   // The receive buffer of a port.
   const RxBuffer& rx_buffer(uint32_t port) const { return ports_[port]->rx; }
   // Fault: from now until `until` the NIC keeps every port's peer paused on
@@ -296,6 +299,9 @@ class RdmaNic : public Node, private ControlSink {
     // Lanes the port's QPs send data on (a bit per lane; more than one only
     // on InfiniBand, with QPs on several VLs).
     uint16_t data_lanes = 0;
+    // InfiniBand: VL arbitration among the VLs of its QPs' data (null: QPs
+    // in turn).
+    std::unique_ptr<VlArbiter> arb;
     std::vector<Ring<PacketHandle>> control;  // ACK/NAK/CNP by priority (lane)
     uint16_t control_mask = 0;                // bit p: control[p] is not empty
     Ring<PacketHandle> pfc_out;               // link control frames to send (PFC or credits)
@@ -334,6 +340,7 @@ class RdmaNic : public Node, private ControlSink {
   std::vector<std::unique_ptr<PortState>> ports_;
   // PortXmitWait (credited ports): tells each VL whether it waits for credits now.
   [[gnu::cold]] void note_credit_waits(PortState& ps, Time now);
+  int choose_vl(PortState& ps, Time now);
   NicCounters counters_;
   bool checks_ = false;        // sim().checks(), read at setup
   uint8_t lossless_mask_ = 0;  // set_lossless()
@@ -351,6 +358,7 @@ class RdmaNic : public Node, private ControlSink {
   const EgressSelector* egress_ = nullptr;
   uint64_t next_message_id_ = 0;
   std::vector<const Credits::Params*> credits_;  // per port: null = PFC (use_credits)
+  const IbQos* ib_qos_ = nullptr;                // InfiniBand ports' VL arbitration
   // Per port, the framing of its packets (set_port_format; from setup() one
   // entry per port): make() reads the QP's port's.
   std::vector<const TransportFormat*> formats_;

@@ -63,7 +63,7 @@ Fabric build_fabric(Simulation& sim, const Scenario& sc, const ScenarioFormat& f
             hoq_lifetime(leaf ? sc.fabric.leaf_hoq_lifetime : sc.fabric.hoq_lifetime),
             &sc.fabric.ib_qos);
       } else {
-        f.nics[topo.node(node).host_index]->use_credits(port, sc.fabric.credits);
+        f.nics[topo.node(node).host_index]->use_credits(port, sc.fabric.credits, &sc.fabric.ib_qos);
       }
     };
     for (const TopoLink& l : topo.links()) {
