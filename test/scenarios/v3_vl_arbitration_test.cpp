@@ -95,7 +95,7 @@ size_t off_round(const std::vector<int>& vl, const std::vector<int>& round) {
 }  // namespace
 
 TEST_CASE("V3 vl arbitration (a): shares follow the low table's weights",
-          "[scenario][infiniband]") {
+          "[quick][validation][V3]") {
   const Departures d = run_v3(R"({"vlarb_high": "", "vlarb_low": "1:64,2:128,3:192"})", false);
   // 2 ms of a 100 Gb/s link in 4122-byte packets: about 6,065 of them.
   REQUIRE(d.vl.size() > 6000);
@@ -115,7 +115,7 @@ TEST_CASE("V3 vl arbitration (a): shares follow the low table's weights",
   CHECK(off_round(d.vl, {1, 2, 2, 3, 3, 3}) == 0);
 }
 
-TEST_CASE("V3 vl arbitration (b): high limit 6 bounds VL0 bursts", "[scenario][infiniband]") {
+TEST_CASE("V3 vl arbitration (b): high limit 6 bounds VL0 bursts", "[quick][validation][V3]") {
   const Departures d =
       run_v3(R"({"vlarb_high": "0:4", "vlarb_low": "1:64,2:128,3:192", "high_limit": 6})", true);
   REQUIRE(d.vl.size() > 6000);
@@ -131,7 +131,7 @@ TEST_CASE("V3 vl arbitration (b): high limit 6 bounds VL0 bursts", "[scenario][i
 }
 
 TEST_CASE("V3 vl arbitration (c): high limit 0 sends one VL0 packet at a time",
-          "[scenario][infiniband]") {
+          "[quick][validation][V3]") {
   const Departures d =
       run_v3(R"({"vlarb_high": "0:4", "vlarb_low": "1:64,2:128,3:192", "high_limit": 0})", true);
   REQUIRE(d.vl.size() > 6000);
@@ -142,7 +142,7 @@ TEST_CASE("V3 vl arbitration (c): high limit 0 sends one VL0 packet at a time",
 }
 
 TEST_CASE("SL-to-VL mapping: a flow's SL picks its VL on every link, ACKs on the same SL",
-          "[scenario][infiniband]") {
+          "[quick][scenario][infiniband]") {
   // SL 5 -> VL 2 and SL 9 -> VL 1 by the table; everything else as OpenSM.
   const Scenario sc = load_scenario_text(R"({
     "fabric": {"transport": "infiniband", "mtu": 4096, "link": {"rate": "EDR", "delay": "100ns"},
@@ -181,7 +181,7 @@ TEST_CASE("SL-to-VL mapping: a flow's SL picks its VL on every link, ACKs on the
 }
 
 TEST_CASE("A NIC's QPs on two VLs: the VL short of credits does not hold back the other",
-          "[scenario][infiniband]") {
+          "[quick][scenario][infiniband]") {
   // h1 sends on SL 1 and SL 2, h2 on SL 1, all to h0; the bottleneck (the
   // switch's port to h0) serves VL1 and VL2 alike. VL1 has two senders, so
   // h1's VL1 buffer at the switch stays full and h1's VL1 mostly waits for
@@ -212,7 +212,7 @@ TEST_CASE("A NIC's QPs on two VLs: the VL short of credits does not hold back th
 }
 
 TEST_CASE("A NIC arbitrates its QPs' VLs by the tables: shares 1:3 on its own link",
-          "[scenario][infiniband]") {
+          "[quick][scenario][infiniband]") {
   // h1 sends on SL 1 to h0 and on SL 2 to h2: its own link is the only
   // bottleneck, so its port's VL arbitration (low table 1:64, 2:192) sets
   // the shares: one 4120-byte packet of VL1, then three of VL2, in turn (QPs
