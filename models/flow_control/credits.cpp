@@ -94,6 +94,7 @@ void Credits::send(uint8_t lane) {
   Lane& l = lane_[lane];
   l.granted = grant(lane);
   ++packets_sent_;
+  ++l.fc_sent;
   sink_->emit_link_control(port_, make_ib_flow_control(*ctx_, lane, l.granted, l.sent));
 }
 

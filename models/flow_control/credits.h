@@ -171,6 +171,8 @@ class Credits final : public LinkFlowControl {
   // Buffer full: the neighbour has no credits left on `lane`.
   bool holding(uint8_t lane) const override { return lane_[lane].occupied >= buffer_blocks_; }
   uint64_t packets_sent() const { return packets_sent_; }
+  // Flow-control packets this port sent for `lane`.
+  uint64_t packets_sent(uint8_t lane) const { return lane_[lane].fc_sent; }
 
  private:
   struct Grant {
@@ -188,6 +190,7 @@ class Credits final : public LinkFlowControl {
     uint64_t occupied = 0;  // blocks in the buffer
     uint64_t abr = 0;       // blocks received (adjusted to the sender's FCTBS)
     uint64_t granted = 0;   // FCCL of the last flow-control packet sent
+    uint64_t fc_sent = 0;   // flow-control packets sent for this VL
   };
   void request_update();
   void send(uint8_t lane);

@@ -61,7 +61,6 @@ class VlArbiter {
       return find(high_, hi);
     }
     if (lo != 0) {
-      high_sent_ = 0;
       chosen_ = kLow;
       count_high_ = false;
       return find(low_, lo);
@@ -75,6 +74,7 @@ class VlArbiter {
     t.left -= static_cast<int64_t>(size);
     if (t.left <= 0) t.next();
     if (count_high_) high_sent_ += size;
+    if (chosen_ == kLow) high_sent_ = 0;  // a low packet went
     chosen_ = kNone;
   }
 

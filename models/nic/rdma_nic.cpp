@@ -173,8 +173,9 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
       blocked_until = std::min(blocked_until, ps.fc.blocked_until(lane, now));
     } else {
       // With VL arbitration (InfiniBand, QPs on several VLs) the arbiter
-      // first picks among the VLs that have a QP due with credits; only
-      // that VL's QPs may send this time.
+      // first picks among the VLs that have a QP due with credits, whose
+      // first such QP comes to the front; only that VL's QPs may send
+      // this time.
       int vl = -1;
       if (!one_lane && ps.arb != nullptr) [[unlikely]]
         vl = choose_vl(ps, now);
@@ -250,15 +251,28 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
 }
 
 // The VL whose QPs send next on port `ps` (VL arbitration), or -1: none has
-// a QP due whose VL has credits for the largest packet.
+// a QP due whose VL has credits for the largest packet. The first such QP
+// of that VL in the round-robin ring is moved to its front, the others
+// keeping their order, so that the QPs of one VL take turns among
+// themselves whatever the other VLs do.
 int RdmaNic::choose_vl(PortState& ps, Time now) {
   uint16_t ready = 0;
+  std::array<uint32_t, kMaxLanes> first{};
   for (size_t i = 0; i < ps.active.size(); ++i) {
     const QueuePair& q = slot(ps.active[i]).qp;
-    if (q.next_send <= now && ps.fc.may_send_wire(q.data_lane, ps.max_data_wire, now))
-      ready |= static_cast<uint16_t>(1U << q.data_lane);
+    const uint16_t bit = static_cast<uint16_t>(1U << q.data_lane);
+    if ((ready & bit) == 0 && q.next_send <= now &&
+        ps.fc.may_send_wire(q.data_lane, ps.max_data_wire, now)) {
+      ready |= bit;
+      first[q.data_lane] = static_cast<uint32_t>(i);
+    }
   }
-  return ps.arb->choose(ready);
+  const int vl = ps.arb->choose(ready);
+  if (vl < 0) return vl;
+  const uint32_t qpn = ps.active[first[vl]];
+  for (size_t i = first[vl]; i > 0; --i) ps.active[i] = ps.active[i - 1];
+  ps.active[0] = qpn;
+  return vl;
 }
 
 // PortXmitWait: whether each VL of a credited port waits for credits now,

@@ -8,7 +8,9 @@
 //     Per port, next_packet() serves PFC frames first (never paused), then
 //     ACK/NAK/CNP control packets by priority, then data (WRITE, SEND, READ
 //     requests and READ responses) round robin over active QPs, one packet
-//     per turn. Nothing of a priority paused by a received PFC frame leaves.
+//     per turn; an InfiniBand port with QPs on several VLs first picks the
+//     VL by VL arbitration (IBA §7.6.9), then that VL's QPs take turns.
+//     Nothing of a priority paused by a received PFC frame leaves.
 //  2. Each QP is bound to one port when it is connected (by the
 //     EgressSelector, if the NIC has several ports).
 //  3. Verbs: WRITE, SEND (consumes a posted receive WQE at the responder; an

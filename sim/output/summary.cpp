@@ -189,6 +189,7 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
                                                             static_cast<double>(r.data_packet_hops)
                                                       : 0.0;
     j["infiniband"] = {{"flow_control_packets_sent", r.ib_fc_packets_sent},
+                       {"flow_control_packets_by_vl", r.ib_fc_packets_by_vl},
                        {"flow_control_packet_hops", r.control_frame_hops},
                        {"flow_control_packets_per_data_packet", fc_per_data},
                        {"head_of_queue_discards", r.hoq_discards},

@@ -109,6 +109,14 @@ RDMASIM_TABLE(QueueRow, "queues",                         //
               RDMASIM_COLUMN(QueueRow, priority, ""),     //
               RDMASIM_COLUMN(QueueRow, bytes, "bytes"))
 
+RDMASIM_TABLE(VlBufferRow, "vl_buffers",                              //
+              RDMASIM_COLUMN(VlBufferRow, time, "ps"),                //
+              RDMASIM_COLUMN(VlBufferRow, node, "node id"),           //
+              RDMASIM_COLUMN(VlBufferRow, port, ""),                  //
+              RDMASIM_COLUMN(VlBufferRow, vl, ""),                    //
+              RDMASIM_COLUMN(VlBufferRow, blocks, "64-byte blocks"),  //
+              RDMASIM_COLUMN(VlBufferRow, bytes, "bytes"))
+
 RDMASIM_TABLE(QueueTotalsRow, "queue_totals",                                //
               RDMASIM_COLUMN(QueueTotalsRow, node, "node id"),               //
               RDMASIM_COLUMN(QueueTotalsRow, port, ""),                      //

@@ -88,6 +88,15 @@ struct QueueRow {
   static const TraceTable& table();
 };
 
+struct VlBufferRow {
+  int64_t time;
+  uint32_t node, port;
+  uint8_t vl;
+  uint64_t blocks;
+  int64_t bytes;
+  static const TraceTable& table();
+};
+
 struct QueueTotalsRow {
   uint32_t node, port;
   uint8_t priority;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "models/proto/infiniband.h"
 #include "sim/output/output_error.h"
 #include "sim/output/summary.h"
 #include "sim/output/trace_tables.h"
@@ -302,6 +303,19 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     }
     write_table(file, rows, str, dcpl);
     Id ds(H5Dopen2(file, QueueRow::table().name.c_str(), H5P_DEFAULT), H5Dclose, "/queues");
+    int_attribute(ds, "interval_ps", sc.output.queue_interval.in_ps());
+  }
+
+  if (!sc.output.queue_interval.is_infinite() && sc.fabric.transport == Transport::kInfiniband) {
+    auto rows = zeroed<VlBufferRow>(r.vl_buffer_samples.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const VlBufferSample& v = r.vl_buffer_samples[i];
+      rows[i] = VlBufferRow{v.time.in_ps(), v.node,
+                            v.port,         v.vl,
+                            v.blocks,       static_cast<int64_t>(v.blocks * kIbCreditBlockBytes)};
+    }
+    write_table(file, rows, str, dcpl);
+    Id ds(H5Dopen2(file, VlBufferRow::table().name.c_str(), H5P_DEFAULT), H5Dclose, "/vl_buffers");
     int_attribute(ds, "interval_ps", sc.output.queue_interval.in_ps());
   }
 

@@ -218,6 +218,8 @@ struct RunResult {
   // InfiniBand (credits): flow-control packets switches sent, and packets
   // they discarded at a queue's head (head-of-queue lifetime).
   uint64_t ib_fc_packets_sent = 0;
+  // Flow-control packets every credited port (switches' and NICs') sent, per VL.
+  std::vector<uint64_t> ib_fc_packets_by_vl;
   uint64_t hoq_discards = 0;
   // PortXmitWait per port and VL (Credits::xmit_wait) of every credited
   // port of switches and NICs whose VL waited at all, in node, port, VL order.
@@ -266,6 +268,7 @@ struct RunResult {
   std::vector<PfcEvent> pfc_events;
   std::vector<DropEvent> drop_events;
   std::vector<QueueSample> queue_samples;
+  std::vector<VlBufferSample> vl_buffer_samples;  // InfiniBand switches' receive buffers
   // Per switch egress queue that saw any packet: its counters.
   struct QueueTotals {
     uint32_t node, port;

@@ -228,7 +228,10 @@ void Recorders::attach(Simulation& sim, const Fabric& fabric, const FlowGenerato
 }
 
 void Recorders::collect(RunResult& r) {
-  if (queue_sampler_ != nullptr) r.queue_samples = std::move(queue_sampler_->samples());
+  if (queue_sampler_ != nullptr) {
+    r.queue_samples = std::move(queue_sampler_->samples());
+    r.vl_buffer_samples = std::move(queue_sampler_->vl_buffer_samples());
+  }
   if (link_sampler_ != nullptr) r.link_samples = std::move(link_sampler_->samples());
   merge_by_time_and_node(pfc_events_, r.pfc_events);
   merge_by_time_and_node(drop_events_, r.drop_events);
@@ -372,9 +375,12 @@ void collect_xmit_wait(RunResult& r, const Scenario& sc, const Fabric& fabric) {
     for (uint32_t p = 0; p < fabric.nodes[node]->num_ports(); ++p) {
       const PortFlowControl& fc = s != nullptr ? s->flow_control(p) : nic->flow_control(p);
       if (!fc.credited()) continue;
+      if (r.ib_fc_packets_by_vl.empty()) r.ib_fc_packets_by_vl.assign(sc.fabric.op_vls, 0);
       for (uint8_t l = 0; l < fc.lanes(); ++l) {
         const Time w = fc.xmit_wait(l, r.sim_time);
         if (w > Time::zero()) r.ib_xmit_wait.push_back({node, p, l, w});
+        if (l < r.ib_fc_packets_by_vl.size())
+          r.ib_fc_packets_by_vl[l] += fc.credits()->packets_sent(l);
       }
     }
   }

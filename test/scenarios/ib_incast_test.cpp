@@ -9,6 +9,7 @@
 #include "test/support/run_helpers.h"
 #include "test/support/scenario_sim.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -214,6 +215,11 @@ TEST_CASE("InfiniBand flow-control packets: one per packet freed, two per data p
   const auto j = nlohmann::json::parse(summary_json(ran.scenario, r))["infiniband"];
   CHECK(j["flow_control_packet_hops"] == r.control_frame_hops);
   CHECK(j["flow_control_packets_per_data_packet"] == (2.0 * 512 - 1) / 512);
+  // Per VL: everything travels on VL3 (SL 3, the NIC's default), so every
+  // flow-control packet is VL3's; one entry per data VL.
+  std::vector<uint64_t> by_vl(8, 0);
+  by_vl[3] = r.control_frame_hops;
+  CHECK(j["flow_control_packets_by_vl"].get<std::vector<uint64_t>>() == by_vl);
 
   // Coalescing gathers the blocks freed within a microsecond into one update
   // per VL. It matters where packets are freed fast: h0 takes one every 330
@@ -289,4 +295,30 @@ TEST_CASE("RoCE against InfiniBand on the same fabric: the incast's end by its w
   CHECK(roce.result.pfc_frames_sent > 0);
   CHECK(infiniband.result.pfc_frames_sent == 0);
   CHECK(infiniband.result.control_frame_hops > 0);
+}
+
+TEST_CASE("InfiniBand VL buffer samples: the senders' receive buffers at the switch stay full",
+          "[scenario][infiniband]") {
+  // The 16:1 incast sampled every 20 us (output.queue_interval): the
+  // switch's receive buffer of VL3 on each sender's port holds at most its
+  // 1024 blocks (64 KiB), and from 300 to 900 us is full but for at most a
+  // packet in flight and one leaving (2 x 65 blocks), as the credits test
+  // above finds directly; nothing is ever on another VL.
+  std::string json = kIbIncast;
+  json.replace(json.find("\"topology\""), 0, R"("output": {"queue_interval": "20us"}, )");
+  const Ran ran = run_text(json);
+  const RunResult& r = ran.result;
+  REQUIRE(r.status == RunStatus::kComplete);
+  REQUIRE_FALSE(r.vl_buffer_samples.empty());
+  std::map<uint32_t, int> full;  // per port: samples full within 2 packets, 300..900 us
+  for (const VlBufferSample& v : r.vl_buffer_samples) {
+    CHECK(v.vl == 3);
+    CHECK(v.blocks <= 1024);
+    if (v.time >= Time::us(300) && v.time <= Time::us(900) && v.blocks + 2 * 65 >= 1024)
+      ++full[v.port];
+  }
+  // 31 samples in [300, 900] us on each of the 16 senders' ports.
+  int ports_full = 0;
+  for (const auto& [port, n] : full) ports_full += n == 31 ? 1 : 0;
+  CHECK(ports_full == 16);
 }

@@ -238,3 +238,44 @@ TEST_CASE("A NIC arbitrates its QPs' VLs by the tables: shares 1:3 on its own li
   // The switch forwards them in the order h1 sent them (no contention).
   CHECK(off_round(log.d.vl, {1, 2, 2, 2}) == 0);
 }
+
+TEST_CASE("A NIC's QPs on one VL take turns while the arbiter alternates VLs",
+          "[quick][scenario][infiniband]") {
+  // h1: one QP on SL 1 to h0, two on SL 2 to h2; weights 64 and 64 (one
+  // packet a turn each): its link alternates VL1 and VL2, and VL2's turns go
+  // to its two QPs in turn, a quarter of the packets each (a NIC that
+  // rotated its ring on every skipped QP would give one of them all).
+  const Scenario sc = load_scenario_text(R"({
+    "fabric": {"transport": "infiniband", "mtu": 4096, "link": {"rate": "EDR", "delay": "100ns"},
+               "infiniband": {"qos": {"vlarb_high": "", "vlarb_low": "1:64,2:64"}},
+               "nic": {"data_priority": 1, "ack_priority": 1}},
+    "topology": {"kind": "star", "hosts": 3},
+    "traffic": [{"kind": "flow", "src": "h1", "dst": "h0", "size": "64MiB", "sl": 1},
+                {"kind": "flow", "src": "h1", "dst": "h2", "size": "64MiB", "sl": 2},
+                {"kind": "flow", "src": "h1", "dst": "h2", "size": "64MiB", "sl": 2}]
+  })",
+                                         "one_vl_qps");
+  ScenarioSim s(sc);
+  struct ByQp : EgressHook {
+    ByQp() : EgressHook(kAtDequeue) {}
+    void on_dequeue(const EgressView& q, Packet& p) override {
+      if (p.kind == PacketKind::kData && q.now() >= Time::us(200)) ++count[p.src_qpn];
+    }
+    std::map<uint32_t, int64_t> count;
+  } by_qp;
+  auto [sw, to_h0] = s.port_to_host(0);
+  const uint32_t to_h2 = s.port_to_host(2).second;
+  sw->add_egress_hook(by_qp, 0xFF, {to_h0, to_h2});
+  s.sim.setup();
+  s.sim.run(Time::us(2200));
+  REQUIRE(by_qp.count.size() == 3);
+  int64_t total = 0;
+  for (const auto& [qpn, n] : by_qp.count) total += n;
+  REQUIRE(total > 6000);
+  std::vector<int64_t> n;
+  for (const auto& [qpn, c] : by_qp.count) n.push_back(c);
+  // The VL1 QP (the first made) half, the VL2 QPs a quarter each, within one.
+  CHECK(std::abs(2 * n[0] - total) <= 2);
+  CHECK(std::abs(4 * n[1] - total) <= 4);
+  CHECK(std::abs(4 * n[2] - total) <= 4);
+}
