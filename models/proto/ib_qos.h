@@ -27,11 +27,15 @@ struct VlArbEntry {
 };
 
 struct VlArbConfig {
-  // OpenSM's defaults (qos_vlarb_high, qos_vlarb_low, qos_high_limit; VLs
-  // 0..14, trimmed to the data VLs in use by the loader).
+  // OpenSM's defaults (qos_vlarb_high "0:4", qos_vlarb_low "0:0,1:4,...,14:4",
+  // qos_high_limit 0), for `vls` data VLs (the loader trims them so).
+  static std::vector<VlArbEntry> opensm_low(uint8_t vls = 15) {
+    std::vector<VlArbEntry> t = {{0, 0}};
+    for (uint8_t vl = 1; vl < vls; ++vl) t.push_back({vl, 4});
+    return t;
+  }
   std::vector<VlArbEntry> high = {{0, 4}};
-  std::vector<VlArbEntry> low = {{0, 0}, {1, 4}, {2, 4},  {3, 4},  {4, 4},  {5, 4},  {6, 4}, {7, 4},
-                                 {8, 4}, {9, 4}, {10, 4}, {11, 4}, {12, 4}, {13, 4}, {14, 4}};
+  std::vector<VlArbEntry> low = opensm_low();
   uint8_t high_limit = 0;  // 4096-byte units; 255: no limit
   bool operator==(const VlArbConfig&) const = default;
 

@@ -61,9 +61,10 @@ Fabric build_fabric(Simulation& sim, const Scenario& sc, const ScenarioFormat& f
         f.switch_of_node[node]->use_credits(
             port, sc.fabric.credits,
             hoq_lifetime(leaf ? sc.fabric.leaf_hoq_lifetime : sc.fabric.hoq_lifetime),
-            &sc.fabric.ib_qos);
+            &sc.fabric.ib_qos_swe);
       } else {
-        f.nics[topo.node(node).host_index]->use_credits(port, sc.fabric.credits, &sc.fabric.ib_qos);
+        f.nics[topo.node(node).host_index]->use_credits(port, sc.fabric.credits,
+                                                        &sc.fabric.ib_qos_ca);
       }
     };
     for (const TopoLink& l : topo.links()) {

@@ -203,22 +203,40 @@ Sl2VlTable read_sl2vl(JsonReader& q, uint32_t op_vls, Sl2VlTable table) {
   return table;
 }
 
-// `fabric.infiniband.qos`, for ports of `op_vls` data VLs. OpenSM's
-// defaults are its 15-VL templates trimmed as it trims them.
-IbQos read_ib_qos(JsonReader q, uint32_t op_vls) {
-  IbQos qos;
-  qos.op_vls = static_cast<uint8_t>(op_vls);
-  const Sl2VlTable opensm = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 7};
-  for (size_t sl = 0; sl < 16; ++sl)
-    qos.sl2vl[sl] = opensm[sl] == 15 ? 15 : static_cast<uint8_t>(opensm[sl] & (op_vls - 1));
-  qos.sl2vl = read_sl2vl(q, op_vls, qos.sl2vl);
-  std::vector<VlArbEntry> low = {{0, 0}};
-  for (uint8_t vl = 1; vl < op_vls; ++vl) low.push_back({vl, 4});
-  qos.vlarb.high = read_vlarb(q, "vlarb_high", op_vls, {{0, 4}});
-  qos.vlarb.low = read_vlarb(q, "vlarb_low", op_vls, low);
-  qos.vlarb.high_limit = static_cast<uint8_t>(q.integer("high_limit"));
-  q.finish();
+// The tables of `q` over `base` (a key not given keeps base's).
+IbQos read_ib_qos_keys(JsonReader& q, uint32_t op_vls, const IbQos& base) {
+  IbQos qos = base;
+  qos.sl2vl = read_sl2vl(q, op_vls, base.sl2vl);
+  qos.vlarb.high = read_vlarb(q, "vlarb_high", op_vls, base.vlarb.high);
+  qos.vlarb.low = read_vlarb(q, "vlarb_low", op_vls, base.vlarb.low);
+  if (q.has("high_limit")) qos.vlarb.high_limit = static_cast<uint8_t>(q.integer("high_limit"));
+  q.resolve("high_limit", qos.vlarb.high_limit);
   return qos;
+}
+
+// `fabric.infiniband.qos`, for ports of `op_vls` data VLs: the NICs' and
+// the switches' tables (`ca`, `swe` over the fabric-wide keys, as OpenSM's
+// qos_ca_* and qos_swe_* over qos_*). OpenSM's defaults are its 15-VL
+// templates trimmed as it trims them.
+void read_ib_qos(JsonReader q, uint32_t op_vls, IbQos& ca, IbQos& swe) {
+  IbQos opensm;
+  opensm.op_vls = static_cast<uint8_t>(op_vls);
+  const Sl2VlTable t = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 7};
+  for (size_t sl = 0; sl < 16; ++sl)
+    opensm.sl2vl[sl] = t[sl] == 15 ? 15 : static_cast<uint8_t>(t[sl] & (op_vls - 1));
+  opensm.vlarb.low = VlArbConfig::opensm_low(static_cast<uint8_t>(op_vls));
+  const IbQos all = read_ib_qos_keys(q, op_vls, opensm);
+  {
+    JsonReader c = q.object("ca");
+    ca = read_ib_qos_keys(c, op_vls, all);
+    c.finish();
+  }
+  {
+    JsonReader s = q.object("swe");
+    swe = read_ib_qos_keys(s, op_vls, all);
+    s.finish();
+  }
+  q.finish();
 }
 
 // PFC is what Ethernet ports run; InfiniBand ports run credits instead
@@ -255,25 +273,26 @@ void reject_pfc_keys(JsonReader& r) {
 }  // namespace
 
 std::string ib_sl_unusable(const FabricConfig& f, uint8_t sl) {
-  const uint8_t vl = f.ib_qos.sl2vl[sl & 15];
   const std::string s = std::to_string(sl);
-  if (vl == kIbManagementVl) {
-    return "SL " + s +
-           " maps to VL15 (fabric.infiniband.qos.sl2vl), which carries only subnet management "
-           "packets of at most " +
-           std::to_string(kIbVl15MaxPayload) +
-           " payload bytes, never data (expected an SL mapped to a data VL)";
+  for (const auto& [qos, where] : {std::pair<const IbQos*, const char*>{&f.ib_qos_ca, "NICs'"},
+                                   {&f.ib_qos_swe, "switches'"}}) {
+    const uint8_t vl = qos->sl2vl[sl & 15];
+    if (vl == kIbManagementVl) {
+      return "SL " + s + " maps to VL15 at the " + where +
+             " ports (fabric.infiniband.qos.sl2vl), which carries only subnet management "
+             "packets of at most " +
+             std::to_string(kIbVl15MaxPayload) +
+             " payload bytes, never data (expected an SL mapped to a data VL)";
+    }
+    if (((VlArbConfig::vls_of(qos->vlarb.high) | VlArbConfig::vls_of(qos->vlarb.low)) >> vl & 1) ==
+        0) {
+      return "SL " + s + " travels on VL " + std::to_string(vl) + " at the " + where +
+             " ports, which has no weight in their fabric.infiniband.qos vlarb_high or vlarb_low, "
+             "so they would never send it (expected an entry " +
+             std::to_string(vl) + ":<weight above 0> in one of them)";
+    }
   }
-  if (((f.ib_qos.vlarb.high.empty() ? 0 : VlArbConfig::vls_of(f.ib_qos.vlarb.high)) |
-       VlArbConfig::vls_of(f.ib_qos.vlarb.low)) >>
-          vl &
-      1) {
-    return std::string();
-  }
-  return "SL " + s + " travels on VL " + std::to_string(vl) +
-         ", which has no weight in fabric.infiniband.qos.vlarb_high or vlarb_low, so no port "
-         "would ever send it (expected an entry " +
-         std::to_string(vl) + ":<weight above 0> in one of them)";
+  return std::string();
 }
 
 void read_fabric(JsonReader r, FabricConfig& f) {
@@ -300,7 +319,7 @@ void read_fabric(JsonReader r, FabricConfig& f) {
       ib.fail("op_vls", std::to_string(f.op_vls) + " is not a VL count a port can operate",
               "1, 2, 4 or 8 (IBA OperationalVLs)");
     }
-    f.ib_qos = read_ib_qos(ib.object("qos"), f.op_vls);
+    read_ib_qos(ib.object("qos"), f.op_vls, f.ib_qos_ca, f.ib_qos_swe);
     ib.finish();
   }
   {
@@ -331,7 +350,7 @@ void read_fabric(JsonReader r, FabricConfig& f) {
     }
     // The NIC's priorities are its QPs' default SLs on IB (checked with
     // the traffic that uses them, loader.cpp).
-    f.nic.sl2vl = f.ib_qos.sl2vl;
+    f.nic.sl2vl = f.ib_qos_ca.sl2vl;
     // A VL must hold the largest packet, or it could never send one.
     const InfinibandFormat format(f.grh);
     const uint64_t need =

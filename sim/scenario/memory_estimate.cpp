@@ -49,7 +49,7 @@ int64_t usable_buffer(const Scenario& sc, uint32_t id) {
     // Credits: each ingress port holds at most a VL buffer on each VL in
     // use (the VLs of the NIC's default SLs and of the flows' own),
     // whatever the shared buffer's size.
-    const Sl2VlTable& vl = sc.fabric.ib_qos.sl2vl;
+    const Sl2VlTable& vl = sc.fabric.ib_qos_swe.sl2vl;
     uint32_t used =
         (1U << vl[sc.fabric.nic.data_priority & 15]) | (1U << vl[sc.fabric.nic.ack_priority & 15]);
     for (const FlowSpec& f : sc.flows) {

@@ -36,9 +36,11 @@ struct FabricConfig {
   uint32_t hoq_lifetime = 0x12;
   uint32_t leaf_hoq_lifetime = 0x10;
   // InfiniBand: operational data VLs, SL-to-VL table and VL arbitration of
-  // every port (`fabric.infiniband.op_vls` and `.qos`).
+  // every port (`fabric.infiniband.op_vls` and `.qos`): the NICs' ports
+  // (`qos.ca`) and the switches' (`qos.swe`).
   uint32_t op_vls = 8;
-  IbQos ib_qos;
+  IbQos ib_qos_ca;
+  IbQos ib_qos_swe;
   LinkSpec link;
   NicConfig nic;
   SwitchConfig sw;

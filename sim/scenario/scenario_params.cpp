@@ -59,43 +59,79 @@ const Fields<Credits::Params>& credits_params() {
 }
 
 // The QoS tables are read by fabric_loader.cpp (OpenSM's string syntax).
+// `cls`: the port class of an override object (OpenSM's qos_ca_, qos_swe_),
+// whose keys default to the fabric-wide ones; null for those.
+void add_ib_qos_keys(ParamTable& f, const char* cls) {
+  auto def = [&](ParamBuilder b, const char* key, const std::string& fabric_default) {
+    b.optional(cls == nullptr ? fabric_default : std::string("fabric.infiniband.qos.") + key);
+    return b;
+  };
+  def(f.add("sl2vl", ParamKind::kCustom)
+          .takes("16 VLs, one per SL: OpenSM's \"0,1,...\" or an array",
+                 R"({"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "integer",)"
+                 R"( "minimum": 0, "maximum": 15}, "minItems": 16, "maxItems": 16}]})"),
+      "sl2vl", "\"0,1,2,...,14,7\", each VL but 15 ANDed with op_vls - 1 (as OpenSM does)")
+      .doc(
+          "the VL each SL travels on; a VL must be a data VL (below op_vls) or 15, which drops "
+          "that SL's packets (no traffic may use it)")
+      .source("OpenSM qos_sl2vl; IBA Vol 1 §7.6.6 (SLtoVLMappingTable)");
+  def(f.add("vlarb_high", ParamKind::kCustom)
+          .takes("OpenSM's \"VL:weight,...\" (up to 64 entries)", R"({"type": "string"})"),
+      "vlarb_high", "\"0:4\"")
+      .doc(
+          "high-priority VL arbitration table: entries (VL, weight in 64-byte units, 0..255) "
+          "served in turn, each sending its weight's bytes (the packet that crosses it "
+          "finishes)")
+      .source("OpenSM qos_vlarb_high; IBA Vol 1 §7.6.9");
+  def(f.add("vlarb_low", ParamKind::kCustom)
+          .takes("OpenSM's \"VL:weight,...\" (up to 64 entries)", R"({"type": "string"})"),
+      "vlarb_low", "\"0:0,1:4,2:4,...\" up to the last data VL")
+      .doc(
+          "low-priority VL arbitration table, served when the high one has nothing or is at its "
+          "limit")
+      .source("OpenSM qos_vlarb_low; IBA Vol 1 §7.6.9");
+  ParamBuilder hl = f.add("high_limit", ParamKind::kInt);
+  hl.range(0, 255);
+  if (cls == nullptr) {
+    hl.def(int64_t{0});
+  } else {
+    hl.optional("fabric.infiniband.qos.high_limit");
+  }
+  hl.doc(
+        "while a low-priority packet waits, at most this many 4096-byte units of high-priority "
+        "data go before it (a packet started below the limit finishes); 0: one packet; 255: no "
+        "limit")
+      .source("OpenSM qos_high_limit (default 0); IBA Vol 1 §7.6.9 (LimitOfHighPriority)");
+}
+
+const ParamTable& ib_qos_class_params(const char* cls) {
+  static const ParamTable ca = [] {
+    ParamTable f("fabric.infiniband.qos.ca",
+                 "the QoS tables of the NICs' ports (channel adapters), where they differ");
+    add_ib_qos_keys(f, "ca");
+    return f;
+  }();
+  static const ParamTable swe = [] {
+    ParamTable f("fabric.infiniband.qos.swe",
+                 "the QoS tables of the switches' external ports, where they differ");
+    add_ib_qos_keys(f, "swe");
+    return f;
+  }();
+  return std::string(cls) == "ca" ? ca : swe;
+}
+
 const ParamTable& ib_qos_params() {
   static const ParamTable t = [] {
     ParamTable f("fabric.infiniband.qos",
                  "SL-to-VL mapping and VL arbitration of every InfiniBand port, with OpenSM's "
                  "qos_* names and defaults (docs/infiniband.md)");
-    f.add("sl2vl", ParamKind::kCustom)
-        .takes("16 VLs, one per SL: OpenSM's \"0,1,...\" or an array",
-               R"({"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "integer",)"
-               R"( "minimum": 0, "maximum": 15}, "minItems": 16, "maxItems": 16}]})")
-        .optional("\"0,1,2,...,14,7\", each VL but 15 ANDed with op_vls - 1 (as OpenSM does)")
-        .doc(
-            "the VL each SL travels on, at every port; a VL must be a data VL (below op_vls) or "
-            "15, which drops that SL's packets (no traffic may use it)")
-        .source("OpenSM qos_sl2vl; IBA Vol 1 §7.6.6 (SLtoVLMappingTable)");
-    f.add("vlarb_high", ParamKind::kCustom)
-        .takes("OpenSM's \"VL:weight,...\" (up to 64 entries)", R"({"type": "string"})")
-        .optional("\"0:4\"")
-        .doc(
-            "high-priority VL arbitration table: entries (VL, weight in 64-byte units, 0..255) "
-            "served in turn, each sending its weight's bytes (the packet that crosses it "
-            "finishes)")
-        .source("OpenSM qos_vlarb_high; IBA Vol 1 §7.6.9");
-    f.add("vlarb_low", ParamKind::kCustom)
-        .takes("OpenSM's \"VL:weight,...\" (up to 64 entries)", R"({"type": "string"})")
-        .optional("\"0:0,1:4,2:4,...\" up to the last data VL")
-        .doc(
-            "low-priority VL arbitration table, served when the high one has nothing or is at its "
-            "limit")
-        .source("OpenSM qos_vlarb_low; IBA Vol 1 §7.6.9");
-    f.add("high_limit", ParamKind::kInt)
-        .range(0, 255)
-        .def(int64_t{0})
-        .doc(
-            "while a low-priority packet waits, at most this many 4096-byte units of high-priority "
-            "data go before it (a packet started below the limit finishes); 0: one packet; 255: no "
-            "limit")
-        .source("OpenSM qos_high_limit (default 0); IBA Vol 1 §7.6.9 (LimitOfHighPriority)");
+    add_ib_qos_keys(f, nullptr);
+    f.add_object("ca", ib_qos_class_params("ca"))
+        .doc("overrides for the NICs' ports (OpenSM's qos_ca_* options)")
+        .source("OpenSM qos_ca_sl2vl, qos_ca_vlarb_high, qos_ca_vlarb_low, qos_ca_high_limit");
+    f.add_object("swe", ib_qos_class_params("swe"))
+        .doc("overrides for the switches' ports (OpenSM's qos_swe_* options)")
+        .source("OpenSM qos_swe_sl2vl, qos_swe_vlarb_high, qos_swe_vlarb_low, qos_swe_high_limit");
     return f;
   }();
   return t;

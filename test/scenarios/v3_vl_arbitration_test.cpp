@@ -279,3 +279,32 @@ TEST_CASE("A NIC's QPs on one VL take turns while the arbiter alternates VLs",
   CHECK(std::abs(4 * n[1] - total) <= 4);
   CHECK(std::abs(4 * n[2] - total) <= 4);
 }
+
+TEST_CASE("SL-to-VL per port class: NICs' (qos.ca) and switches' (qos.swe) tables",
+          "[quick][scenario][infiniband]") {
+  // SL 5 leaves the NIC on VL 1 (ca) and the switch on VL 2 (swe): the
+  // switch buffers it on VL 1, the VL it came by, and queues it on VL 2.
+  const Scenario sc = load_scenario_text(R"({
+    "fabric": {"transport": "infiniband", "mtu": 4096, "link": {"rate": "EDR", "delay": "100ns"},
+               "infiniband": {"qos": {
+                 "ca": {"sl2vl": "0,1,2,3,4,1,6,7,0,1,2,3,4,5,6,7"},
+                 "swe": {"sl2vl": "0,1,2,3,4,2,6,7,0,1,2,3,4,5,6,7"}}}},
+    "topology": {"kind": "star", "hosts": 2},
+    "traffic": [{"kind": "flow", "src": "h1", "dst": "h0", "size": "256KiB", "sl": 5}]
+  })",
+                                         "sl2vl_classes");
+  ScenarioSim s(sc);
+  struct Seen : EgressHook {
+    Seen() : EgressHook(kAtDequeue) {}
+    void on_dequeue(const EgressView& q, Packet& p) override {
+      ++by[{p.sl, p.ingress_priority, q.priority()}];
+    }
+    std::map<std::tuple<int, int, int>, int> by;
+  } seen;
+  auto [sw, to_h0] = s.port_to_host(0);
+  sw->add_egress_hook(seen, 0xFF);
+  s.sim.setup();
+  s.sim.run();
+  // 64 data packets and 64 ACKs, every one in on VL 1 and out on VL 2.
+  CHECK(seen.by == std::map<std::tuple<int, int, int>, int>{{{5, 1, 2}, 128}});
+}
