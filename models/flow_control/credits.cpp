@@ -25,10 +25,12 @@ void Credits::attach(Partition& ctx, ControlSink& sink, uint32_t port, uint32_t 
   update_.set_tag(tag);
   period_.set_tag(tag);
   buffer_blocks_ = static_cast<uint64_t>(params.vl_buffer.count()) / kIbCreditBlockBytes;
+  shared_blocks_ = static_cast<uint64_t>(params.shared_buffer.count()) / kIbCreditBlockBytes;
   // Link initialization (before the run) leaves every sender with the
-  // whole buffer of its receiver (same size at both ends), within the
-  // widest window a grant can express.
-  for (Lane& l : lane_) l.limit = l.granted = grant(0);
+  // whole VL buffer of its receiver (same size at both ends), within the
+  // widest window a grant can express; the shared pool is granted as VLs
+  // get busy.
+  for (Lane& l : lane_) l.limit = l.granted = std::min(buffer_blocks_, kIbMaxCreditWindow);
   if (!params.period.is_infinite()) ctx.schedule_in(period_, params.period);
 }
 
@@ -74,6 +76,27 @@ Time Credits::on_control_frame(const Packet& f, Time now) {
   return usable;
 }
 
+uint64_t Credits::claimed_except(uint8_t lane) const {
+  uint64_t claimed = 0;
+  for (size_t i = 0; i < lane_.size(); ++i) {
+    if (i == lane) continue;
+    const uint64_t c = committed(lane_[i]);
+    if (c > buffer_blocks_) claimed += c - buffer_blocks_;
+  }
+  return claimed;
+}
+
+uint64_t Credits::pool_share(uint8_t lane) const {
+  uint64_t busy_vls = 0;
+  for (const Lane& l : lane_) busy_vls += busy(l) ? 1 : 0;
+  const uint64_t free = shared_blocks_ - std::min(shared_blocks_, claimed_except(lane));
+  return std::min(free, shared_blocks_ / std::max<uint64_t>(busy_vls, 1));
+}
+
+uint64_t Credits::shared_claimed() const {
+  return claimed_except(kMaxLanes);  // every lane
+}
+
 void Credits::on_departure(uint8_t lane, uint32_t wire) {
   if (lane >= lanes()) return;
   Lane& l = lane_[lane];
@@ -93,6 +116,7 @@ void Credits::request_update() {
 void Credits::send(uint8_t lane) {
   Lane& l = lane_[lane];
   l.granted = grant(lane);
+  l.abr_granted = l.abr;
   ++packets_sent_;
   ++l.fc_sent;
   sink_->emit_link_control(port_, make_ib_flow_control(*ctx_, lane, l.granted, l.sent));

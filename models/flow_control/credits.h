@@ -27,6 +27,16 @@
 // Counts are absolute (64-bit), not the 12-bit modulo-4096 fields of the
 // wire: the two agree, and the model needs no wrap-around arithmetic.
 //
+// Shared buffer: a port may also have `shared_buffer` bytes that its data
+// VLs share beyond each one's own `vl_buffer` (static split when 0). A VL
+// commits what it holds plus what it has granted and not yet received; its
+// commitment beyond its own buffer comes from the pool, and a grant never
+// lets the VLs' claims on the pool exceed it, so nothing is ever dropped. A
+// VL claims pool space only while busy (it holds packets, or has received
+// some since its last grant), at most an equal share among the busy VLs
+// (max-min fair as their packets leave), so idle VLs
+// do not tie the pool up; a grant, once given, is never taken back.
+//
 // VL15 (management) is not flow-controlled (IBA C7-18): a lane at or above
 // lanes() may always send and takes no credits. The links are initialized
 // before the run: each sender starts with the receiver's whole buffer.
@@ -73,6 +83,7 @@ class Credits final : public LinkFlowControl {
     Time tx_delay;                     // flow-control packet received -> credits usable
     Time coalesce;                     // gather freed blocks this long before sending
     Time period = Time::infinite();    // also send every VL's FCCL this often
+    Bytes shared_buffer;               // shared by the data VLs beyond their vl_buffer
   };
 
   explicit Credits(uint8_t lanes = kEthernetPriorities);
@@ -163,13 +174,15 @@ class Credits final : public LinkFlowControl {
   uint64_t occupied(uint8_t lane) const { return lane_[lane].occupied; }
   // Blocks received on `lane` (ABR, resynchronised to the neighbour's FCTBS).
   uint64_t blocks_received(uint8_t lane) const { return lane_[lane].abr; }
-  // The FCCL this port grants on `lane` now.
+  // The FCCL this port grants on `lane` now (never below the last granted).
   uint64_t grant(uint8_t lane) const {
     const Lane& l = lane_[lane];
-    return l.abr + std::min(buffer_blocks_ - l.occupied, kIbMaxCreditWindow);
+    return std::max(l.granted, l.abr + std::min(room(lane), kIbMaxCreditWindow));
   }
   // Buffer full: the neighbour has no credits left on `lane`.
-  bool holding(uint8_t lane) const override { return lane_[lane].occupied >= buffer_blocks_; }
+  bool holding(uint8_t lane) const override { return room(lane) == 0; }
+  // Blocks of the shared pool the VLs have claimed.
+  uint64_t shared_claimed() const;
   uint64_t packets_sent() const { return packets_sent_; }
   // Flow-control packets this port sent for `lane`.
   uint64_t packets_sent(uint8_t lane) const { return lane_[lane].fc_sent; }
@@ -187,11 +200,32 @@ class Credits final : public LinkFlowControl {
     Time wait_since = Time::infinite();  // its head has waited for credits since then
     Time xmit_wait;                      // time waited for credits before wait_since
     // receive
-    uint64_t occupied = 0;  // blocks in the buffer
-    uint64_t abr = 0;       // blocks received (adjusted to the sender's FCTBS)
-    uint64_t granted = 0;   // FCCL of the last flow-control packet sent
-    uint64_t fc_sent = 0;   // flow-control packets sent for this VL
+    uint64_t occupied = 0;     // blocks in the buffer
+    uint64_t abr = 0;          // blocks received (adjusted to the sender's FCTBS)
+    uint64_t granted = 0;      // FCCL of the last flow-control packet sent
+    uint64_t fc_sent = 0;      // flow-control packets sent for this VL
+    uint64_t abr_granted = 0;  // ABR when the last flow-control packet was sent
   };
+  // Blocks `lane` may still be granted beyond what it holds: its own buffer
+  // and, while it is busy, its share of the pool (room_shared).
+  uint64_t room(uint8_t lane) const {
+    const Lane& l = lane_[lane];
+    uint64_t cap = buffer_blocks_;
+    if (shared_blocks_ > 0 && busy(l)) [[unlikely]]
+      cap += pool_share(lane);
+    return cap > l.occupied ? cap - l.occupied : 0;
+  }
+  // Holds packets, or has received some since its last grant.
+  static bool busy(const Lane& l) { return l.occupied > 0 || l.abr > l.abr_granted; }
+  // The pool `lane` may claim: what the other VLs have not claimed, and at
+  // most an equal share among the busy VLs (so a VL that claimed the pool
+  // first gives it up to the others as its own packets leave).
+  uint64_t pool_share(uint8_t lane) const;
+  // Blocks held or granted and not yet received by `lane`.
+  uint64_t committed(const Lane& l) const {
+    return l.occupied + (l.granted > l.abr ? l.granted - l.abr : 0);
+  }
+  uint64_t claimed_except(uint8_t lane) const;
   void request_update();
   void send(uint8_t lane);
   void on_update();
@@ -199,6 +233,7 @@ class Credits final : public LinkFlowControl {
 
   std::vector<Lane> lane_;
   uint64_t buffer_blocks_ = 0;
+  uint64_t shared_blocks_ = 0;
   uint64_t packets_sent_ = 0;
   Partition* ctx_ = nullptr;
   ControlSink* sink_ = nullptr;

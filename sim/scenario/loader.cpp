@@ -74,7 +74,10 @@ void check_switch_buffers(const Scenario& sc) {
       const TopoNode& n = sc.topology.node(id);
       if (!is_fabric_switch(n)) continue;
       // Every lane keeps its MMU reserve; the operational VLs have a VL buffer each.
-      const __int128 need = (per_vl * sc.fabric.op_vls +
+      const __int128 shared =
+          static_cast<__int128>(sc.fabric.credits.shared_buffer.count() / kIbCreditBlockBytes) *
+          (65 + c.cell);
+      const __int128 need = (per_vl * sc.fabric.op_vls + shared +
                              (c.reserve.count() + c.pfc.headroom.count()) * kEthernetPriorities) *
                             n.num_ports;
       if (need > c.buffer.count()) {

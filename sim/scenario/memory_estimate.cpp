@@ -56,8 +56,9 @@ int64_t usable_buffer(const Scenario& sc, uint32_t id) {
       if (f.sl >= 0) used |= 1U << vl[f.sl & 15];
     }
     const int vls = __builtin_popcount(used);
-    const double credited = static_cast<double>(n.num_ports) * vls *
-                            static_cast<double>(sc.fabric.credits.vl_buffer.count());
+    const double credited = static_cast<double>(n.num_ports) *
+                            (vls * static_cast<double>(sc.fabric.credits.vl_buffer.count()) +
+                             static_cast<double>(sc.fabric.credits.shared_buffer.count()));
     return static_cast<int64_t>(std::min(static_cast<double>(c.buffer.count()), credited));
   }
   int lossless = 0;

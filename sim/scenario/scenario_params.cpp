@@ -39,6 +39,13 @@ const Fields<Credits::Params>& credits_params() {
             "most 131072: a grant reaches at most 2048 blocks beyond what was received, so a "
             "larger buffer gains nothing; at least the largest packet's blocks")
         .source("IBA Vol 1 §7.9 (64-byte credits, 12-bit FCCL)");
+    f.bytes("shared_buffer", &P::shared_buffer)
+        .unit("bytes")
+        .doc(
+            "receive buffer of every port shared by its data VLs beyond their own vl_buffer (0: a "
+            "static split); a busy VL claims at most an equal share among the busy VLs, and the "
+            "claims never exceed it (docs/infiniband.md)")
+        .source("model (shared buffers with per-VL minimums, as switch ASICs offer)");
     f.time("rx_delay", &P::rx_delay)
         .doc(
             "from blocks freed (or received blocks resynchronised) to the flow-control packet "

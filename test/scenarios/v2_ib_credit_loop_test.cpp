@@ -83,3 +83,41 @@ TEST_CASE("V2 credit loop on a cable between two NICs: W packets per t_loop, els
     CHECK(s.nics[1]->counters().out_of_sequence == 0);
   }
 }
+
+TEST_CASE("Shared VL buffer on a cable: the pool adds to a busy VL's credit window",
+          "[quick][scenario][infiniband]") {
+  // V2's cable at EDR with 8 KiB of VL buffer (one packet: 24.79 Gb/s
+  // alone) and a shared pool: 8 KiB more make the window 256 blocks, three
+  // packets, exactly the 16 KiB static case (3 per t_loop); 56 KiB more
+  // (1024 blocks, 15 packets) reach line rate, as 64 KiB does.
+  for (const auto& [shared, w] : {std::pair<const char*, int64_t>{"8KiB", 3}, {"56KiB", 15}}) {
+    CAPTURE(shared);
+    const std::string json = std::string(R"({
+      "fabric": {"transport": "infiniband", "mtu": 4096,
+                 "link": {"rate": "EDR", "delay": "500ns"},
+                 "nic": {"ack_interval": 1000000},
+                 "infiniband": {"credits": {"vl_buffer": "8KiB", "shared_buffer": ")") +
+                             shared + R"("}}},
+      "topology": {"kind": "graph", "hosts": ["h0", "h1"], "links": [{"a": "h0", "b": "h1"}]},
+      "traffic": [{"kind": "flow", "src": "h0", "dst": "h1", "size": "1GiB"}]
+    })";
+    const Scenario sc = load_scenario_text(json, "v2_shared");
+    ScenarioSim s(sc);
+    s.sim.setup();
+    const Time t_ser = Bytes(4122) / BitRate::gbps(100);
+    const Time t_loop = Time::ps(1'330'240);
+    const int n = 10'000;
+    const Time t1 = 100 * t_loop;
+    s.sim.run(t1);
+    const uint64_t before = received(s);
+    s.sim.run(t1 + n * t_loop);
+    const uint64_t got = received(s) - before;
+    if (w * t_ser < t_loop) {
+      CHECK(got == static_cast<uint64_t>(n * w));
+    } else {
+      const int64_t slots = (n * t_loop).in_ps() / t_ser.in_ps();
+      CHECK((got == static_cast<uint64_t>(slots) || got == static_cast<uint64_t>(slots + 1)));
+    }
+    CHECK(s.nics[0]->counters().retransmitted_packets == 0);
+  }
+}

@@ -356,3 +356,69 @@ TEST_CASE("credits: the grant never exceeds ABR plus the buffer, nor 2048 blocks
   CHECK(c.blocks_received(0) == 2665);
   CHECK(c.grant(0) == 2665 + 1561);
 }
+
+TEST_CASE("credits: a shared pool beyond each VL's own buffer, claimed by busy VLs only",
+          "[quick][credits]") {
+  Simulation sim;
+  struct Sink : Component, ControlSink {
+    explicit Sink(Simulation& s) : Component(s, "sink") {}
+    void emit_link_control(uint32_t, PacketHandle f) override {
+      last[f->fc_vl] = f->fc_fccl;
+      ++sent;
+    }
+    std::map<int, uint64_t> last;
+    int sent = 0;
+  };
+  Sink& sink = sim.add<Sink>();
+  sim.setup();
+  Credits c(2);
+  Credits::Params params;
+  params.vl_buffer = Bytes(64 * 100);      // 100 blocks per VL
+  params.shared_buffer = Bytes(64 * 300);  // and 300 shared
+  c.attach(sim.partition(0), sink, 0, sink.id(), params);
+  // At start each VL has its own buffer granted, no more.
+  CHECK(c.grant(0) == 100);
+  CHECK(c.grant(1) == 100);
+  CHECK(c.shared_claimed() == 0);
+  // VL0 gets busy: 65 blocks arrive (ABR 65), 65 more, then one packet
+  // leaves. Holding 65 of its own, VL0 may be granted its buffer and the
+  // whole pool: FCCL = ABR 130 + (100 + 300 - 65).
+  c.on_arrival(0, 4122);
+  c.on_arrival(0, 4122);
+  c.on_departure(0, 4122);
+  sim.run();
+  CHECK(sink.last.at(0) == 130 + 400 - 65);
+  CHECK(sink.last.count(1) == 0);  // idle VL1 claims nothing
+  CHECK(c.shared_claimed() == 300);
+  CHECK(c.grant(1) == 100);  // VL1 keeps its own buffer
+  // VL1 gets busy too: the pool is VL0's until VL0's claims shrink. VL1
+  // holds 65 of its 100: room 35, its grant does not grow (100 + 65 - 65).
+  c.on_arrival(1, 4122);
+  CHECK(c.grant(1) == 65 + 35);
+  CHECK_FALSE(c.holding(1));
+  // VL0's packets arrive (its 400-block commitment held) and leave. Both
+  // VLs are busy now, so each may claim at most half the pool: VL0's next
+  // grant covers 100 + 150 beyond ABR 455, and VL1 gets the other 150.
+  for (int i = 0; i < 5; ++i) c.on_arrival(0, 4122);  // 6 held: 390 blocks
+  CHECK(c.occupied(0) == 390);
+  CHECK(c.shared_claimed() == 300);
+  for (int i = 0; i < 6; ++i) c.on_departure(0, 4122);  // VL0 empty
+  sim.run();
+  CHECK(sink.last.at(0) == 455 + 100 + 150);
+  CHECK(sink.last.at(1) == 65 + 100 + 150 - 65);
+  CHECK(c.shared_claimed() == 300);
+  // VL1's sender uses its grant: 2 more packets (ABR 195 of FCCL 250);
+  // 55 blocks are left, less than a packet, and the grant does not move.
+  const uint64_t g1 = c.grant(1);
+  for (int i = 0; i < 2; ++i) c.on_arrival(1, 4122);
+  CHECK(c.occupied(1) == 195);
+  CHECK(c.grant(1) == g1);
+  CHECK_FALSE(c.holding(1));
+  CHECK(c.shared_claimed() == 300);  // never more than the pool
+  // A grant already given is never taken back: once VL1's packets leave its
+  // claim ends (55 granted blocks are within its own 100); VL0 keeps its
+  // 150 until its packets come.
+  for (int i = 0; i < 3; ++i) c.on_departure(1, 4122);
+  CHECK(c.grant(1) >= g1);
+  CHECK(c.shared_claimed() == 150);
+}
