@@ -71,6 +71,7 @@ Time Credits::on_control_frame(const Packet& f, Time now) {
   // the way, which hold no buffer: grant them back.
   if (f.fc_fctbs > l.abr) {
     l.abr = f.fc_fctbs;
+    changed_ |= 1U << f.fc_vl;
     request_update();
   }
   return usable;
@@ -103,6 +104,7 @@ void Credits::on_departure(uint8_t lane, uint32_t wire) {
   const uint64_t blocks = ib_credits(wire);
   assert(l.occupied >= blocks);
   l.occupied -= blocks;
+  changed_ |= 1U << lane;
   request_update();
 }
 
@@ -124,8 +126,13 @@ void Credits::send(uint8_t lane) {
 
 void Credits::on_update() {
   update_scheduled_ = false;
-  for (uint32_t i = 0; i < lane_.size(); ++i) {
-    if (grant(static_cast<uint8_t>(i)) > lane_[i].granted) send(static_cast<uint8_t>(i));
+  // A static split's grant grows only on a lane that freed blocks or took
+  // its neighbour's FCTBS; with a pool any busy lane's share may have grown.
+  uint32_t lanes = shared_blocks_ > 0 ? (1U << lane_.size()) - 1 : changed_;
+  changed_ = 0;
+  for (; lanes != 0; lanes &= lanes - 1) {
+    const auto i = static_cast<uint8_t>(__builtin_ctz(lanes));
+    if (grant(i) > lane_[i].granted) send(i);
   }
 }
 

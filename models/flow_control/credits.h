@@ -240,6 +240,7 @@ class Credits final : public LinkFlowControl {
   uint32_t port_ = 0;
   Params params_;
   bool update_scheduled_ = false;
+  uint32_t changed_ = 0;  // lanes that freed blocks or resynchronised ABR since the last update
   MemberEvent<Credits, &Credits::on_update> update_;
   MemberEvent<Credits, &Credits::on_period> period_;
 };

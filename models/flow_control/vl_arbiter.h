@@ -21,6 +21,7 @@
 // 64); with one VL ready it returns on the first entry that names it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -85,8 +86,23 @@ class VlArbiter {
 
  private:
   struct Table {
-    explicit Table(std::vector<VlArbEntry> e) : entries(std::move(e)) {}
+    explicit Table(std::vector<VlArbEntry> e) : entries(std::move(e)) {
+      // after[i][vl]: the first entry after i (cyclically, i itself last)
+      // that names vl with a weight, or kNoEntry.
+      after.resize(entries.size());
+      for (size_t i = 0; i < entries.size(); ++i) {
+        after[i].fill(kNoEntry);
+        for (size_t d = 1; d <= entries.size(); ++d) {
+          const size_t k = (i + d) % entries.size();
+          const VlArbEntry& entry = entries[k];
+          if (entry.weight > 0 && after[i][entry.vl] == kNoEntry)
+            after[i][entry.vl] = static_cast<uint8_t>(k);
+        }
+      }
+    }
+    static constexpr uint8_t kNoEntry = 0xFF;
     std::vector<VlArbEntry> entries;
+    std::vector<std::array<uint8_t, 16>> after;
     size_t at = 0;      // the entry whose turn it is
     int64_t left = 0;   // bytes left of its turn
     bool fresh = true;  // its turn has not started: `left` is not loaded
@@ -101,6 +117,25 @@ class VlArbiter {
   // current until charge() ends its turn). Some entry qualifies (`ready` is
   // within the table's VLs), so at most every entry is visited once more.
   static int find(Table& t, uint16_t ready) {
+    if ((ready & (ready - 1)) == 0) {
+      // One VL ready: what the walk below would do, by the table of next
+      // entries (the entries passed over lose their turns all the same).
+      const auto vl = static_cast<uint8_t>(__builtin_ctz(ready));
+      const VlArbEntry& e = t.entries[t.at];
+      if (e.vl == vl && (t.fresh ? e.weight > 0 : t.left > 0)) {
+        if (t.fresh) {
+          t.left = int64_t{e.weight} * 64;
+          t.fresh = false;
+        }
+        return vl;
+      }
+      const uint8_t k = t.after[t.at][vl];
+      if (k == Table::kNoEntry) return -1;
+      t.at = k;
+      t.left = int64_t{t.entries[k].weight} * 64;
+      t.fresh = false;
+      return vl;
+    }
     for (size_t n = 0; n <= t.entries.size(); ++n) {
       const VlArbEntry& e = t.entries[t.at];
       if (t.fresh) {
