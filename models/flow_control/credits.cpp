@@ -128,11 +128,27 @@ void Credits::on_update() {
   update_scheduled_ = false;
   // A static split's grant grows only on a lane that freed blocks or took
   // its neighbour's FCTBS; with a pool any busy lane's share may have grown.
-  uint32_t lanes = shared_blocks_ > 0 ? (1U << lane_.size()) - 1 : changed_;
+  if (shared_blocks_ == 0) {
+    for (uint32_t lanes = changed_; lanes != 0; lanes &= lanes - 1) {
+      const auto i = static_cast<uint8_t>(__builtin_ctz(lanes));
+      if (grant(i) > lane_[i].granted) send(i);
+    }
+    changed_ = 0;
+    return;
+  }
   changed_ = 0;
-  for (; lanes != 0; lanes &= lanes - 1) {
-    const auto i = static_cast<uint8_t>(__builtin_ctz(lanes));
-    if (grant(i) > lane_[i].granted) send(i);
+  // With a pool: every lane, until no grant grows (a lane that stops being
+  // busy raises the others' equal shares). Each pass that sends commits
+  // blocks, so the passes end.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (uint8_t i = 0; i < lanes(); ++i) {
+      if (grant(i) > lane_[i].granted) {
+        send(i);
+        grew = true;
+      }
+      lane_[i].abr_granted = lane_[i].abr;  // looked at: busy again only on new arrivals
+    }
   }
 }
 

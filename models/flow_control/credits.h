@@ -33,13 +33,16 @@
 // commitment beyond its own buffer comes from the pool, and a grant never
 // lets the VLs' claims on the pool exceed it, so nothing is ever dropped. A
 // VL claims pool space only while busy (it holds packets, or has received
-// some since its last grant), at most an equal share among the busy VLs
-// (max-min fair as their packets leave), so idle VLs
-// do not tie the pool up; a grant, once given, is never taken back.
+// some since the last update looked at it), at most the unclaimed pool and
+// an equal share among the busy VLs. A grant, once given, is never taken
+// back, so a VL whose sender stops keeps the claim of its last grant
+// (known defect: a VL busy later gets only its own buffer; revoking needs a
+// handshake on FCTBS that the model does not have).
 //
 // VL15 (management) is not flow-controlled (IBA C7-18): a lane at or above
 // lanes() may always send and takes no credits. The links are initialized
-// before the run: each sender starts with the receiver's whole buffer.
+// before the run: each sender starts with the receiver's whole VL buffer
+// (within the 2048-block window), and none of the pool.
 #pragma once
 
 #include <algorithm>
@@ -179,7 +182,8 @@ class Credits final : public LinkFlowControl {
     const Lane& l = lane_[lane];
     return std::max(l.granted, l.abr + std::min(room(lane), kIbMaxCreditWindow));
   }
-  // Buffer full: the neighbour has no credits left on `lane`.
+  // No more credit can be granted on `lane` now (its buffer, and its share
+  // of any pool, are committed).
   bool holding(uint8_t lane) const override { return room(lane) == 0; }
   // Blocks of the shared pool the VLs have claimed.
   uint64_t shared_claimed() const;
@@ -204,10 +208,10 @@ class Credits final : public LinkFlowControl {
     uint64_t abr = 0;          // blocks received (adjusted to the sender's FCTBS)
     uint64_t granted = 0;      // FCCL of the last flow-control packet sent
     uint64_t fc_sent = 0;      // flow-control packets sent for this VL
-    uint64_t abr_granted = 0;  // ABR when the last flow-control packet was sent
+    uint64_t abr_granted = 0;  // ABR when an update last looked at this lane
   };
   // Blocks `lane` may still be granted beyond what it holds: its own buffer
-  // and, while it is busy, its share of the pool (room_shared).
+  // and, while it is busy, its share of the pool (pool_share).
   uint64_t room(uint8_t lane) const {
     const Lane& l = lane_[lane];
     uint64_t cap = buffer_blocks_;

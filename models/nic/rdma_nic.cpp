@@ -133,7 +133,7 @@ void RdmaNic::activate(uint32_t qpn) {
   s.active = true;
   PortState& ps = *ports_[s.qp.port()];
   ps.active.push_back(qpn);
-  ps.data_lanes |= static_cast<uint16_t>(1U << s.qp.data_lane);
+  ps.add_active(s.qp.data_lane);
   port(s.qp.port()).wake();
 }
 
@@ -217,6 +217,7 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
         s.responses_turn = !s.responses_turn;
         if (!p) {
           s.active = false;
+          ps.drop_active(q.data_lane);
           continue;
         }
         if (q.pace.in_bps() > 0) {
@@ -236,6 +237,7 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
           ps.active.push_back(qpn);
         } else {
           s.active = false;
+          ps.drop_active(q.data_lane);
         }
         ps.fc.on_transmit(p->priority, *p);
         if (vl >= 0) [[unlikely]]

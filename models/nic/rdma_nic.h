@@ -298,9 +298,16 @@ class RdmaNic : public Node, private ControlSink {
       rx.set_lanes(lanes);
     }
     Ring<uint32_t> active;  // QPNs with something to send, in round-robin order
-    // Lanes the port's QPs send data on (a bit per lane; more than one only
-    // on InfiniBand, with QPs on several VLs).
+    // Lanes the port's active QPs send data on (a bit per lane; more than
+    // one only on InfiniBand, with QPs on several VLs), and how many per lane.
     uint16_t data_lanes = 0;
+    std::array<uint16_t, kMaxLanes> active_on_lane{};
+    void add_active(uint8_t lane) {
+      if (active_on_lane[lane]++ == 0) data_lanes |= static_cast<uint16_t>(1U << lane);
+    }
+    void drop_active(uint8_t lane) {
+      if (--active_on_lane[lane] == 0) data_lanes &= static_cast<uint16_t>(~(1U << lane));
+    }
     // InfiniBand: VL arbitration among the VLs of its QPs' data (null: QPs
     // in turn).
     std::unique_ptr<VlArbiter> arb;

@@ -76,6 +76,8 @@ void RdmaNic::set_congestion_control(uint32_t qpn, std::unique_ptr<CongestionCon
 }
 
 void RdmaNic::set_qp_sl(uint32_t qpn, uint8_t sl) {
+  // Before its first post: an active QP is counted on its lane.
+  if (slot(qpn).active) throw std::logic_error(name() + ": set_qp_sl on an active QP");
   QueuePair& q = slot(qpn).qp;
   q.data_sl = q.ack_sl = static_cast<uint8_t>(sl & 15);
   q.data_lane = q.ack_lane = cfg_.sl2vl[q.data_sl];

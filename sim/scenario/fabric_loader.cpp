@@ -309,6 +309,12 @@ void read_fabric(JsonReader r, FabricConfig& f) {
     {
       JsonReader c = ib.object("credits");
       c.read(f.credits);
+      // A VL's window is at most 2048 blocks: a pool beyond 8 VLs' windows
+      // could never be granted.
+      if (f.credits.shared_buffer > Bytes::mib(1)) {
+        c.fail("shared_buffer", to_string(f.credits.shared_buffer) + " is above 1 MiB",
+               "at most 1 MiB: 8 VLs x 2048 blocks are the widest grants (IBA §7.9.4)");
+      }
       if (f.credits.vl_buffer > Bytes::kib(128)) {
         c.fail("vl_buffer", to_string(f.credits.vl_buffer) + " is above 131072 bytes",
                "at most 131072: 2048 blocks are the widest grant (IBA §7.9.4)");

@@ -87,8 +87,8 @@ void check_switch_buffers(const Scenario& sc) {
             std::to_string(static_cast<int64_t>(std::min<__int128>(need, INT64_MAX))) +
             " bytes for " + std::to_string(n.num_ports) + " ports x " +
             std::to_string(sc.fabric.op_vls) +
-            " VLs) (expected a larger buffer, or a smaller "
-            "fabric.infiniband.credits.vl_buffer)");
+            " VLs, and each port's shared pool) (expected a larger buffer, or a smaller "
+            "fabric.infiniband.credits.vl_buffer or shared_buffer)");
       }
     }
     return;

@@ -48,7 +48,7 @@ int64_t usable_buffer(const Scenario& sc, uint32_t id) {
   if (sc.fabric.transport == Transport::kInfiniband && n.tier != Tier::kNvSwitch) {
     // Credits: each ingress port holds at most a VL buffer on each VL in
     // use (the VLs of the NIC's default SLs and of the flows' own),
-    // whatever the shared buffer's size.
+    // and their share of the port's pool, whatever the switch buffer's size.
     const Sl2VlTable& vl = sc.fabric.ib_qos_swe.sl2vl;
     uint32_t used =
         (1U << vl[sc.fabric.nic.data_priority & 15]) | (1U << vl[sc.fabric.nic.ack_priority & 15]);

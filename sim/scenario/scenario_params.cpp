@@ -43,8 +43,9 @@ const Fields<Credits::Params>& credits_params() {
         .unit("bytes")
         .doc(
             "receive buffer of every port shared by its data VLs beyond their own vl_buffer (0: a "
-            "static split); a busy VL claims at most an equal share among the busy VLs, and the "
-            "claims never exceed it (docs/infiniband.md)")
+            "static split; at most 1 MiB); a busy VL claims at most an equal share among the busy "
+            "VLs, the claims never exceed it, and a VL that goes idle keeps its last claim "
+            "(docs/infiniband.md)")
         .source("model (shared buffers with per-VL minimums, as switch ASICs offer)");
     f.time("rx_delay", &P::rx_delay)
         .doc(

@@ -19,105 +19,76 @@ using namespace rdmasim::testing;
 
 namespace {
 
-struct Sweep {
-  const char* rate;
-  BitRate r;
-  const char* bf;
-  int64_t bf_bytes;
-};
+// V2's cable at `rate`: VL buffer `bf` (and a shared pool `shared`), 500 ns
+// each way, zero processing delays (the defaults), one 1 GiB WRITE from h0
+// to h1 with a single ACK at its end.
+std::string v2_cable(const std::string& rate, const std::string& bf,
+                     const std::string& shared = "0B") {
+  return R"({"fabric": {"transport": "infiniband", "mtu": 4096,
+                        "link": {"rate": ")" +
+         rate + R"(", "delay": "500ns"}, "nic": {"ack_interval": 1000000},
+                        "infiniband": {"credits": {"vl_buffer": ")" +
+         bf + R"(", "shared_buffer": ")" + shared + R"("}}},
+    "topology": {"kind": "graph", "hosts": ["h0", "h1"], "links": [{"a": "h0", "b": "h1"}]},
+    "traffic": [{"kind": "flow", "src": "h0", "dst": "h1", "size": "1GiB"}]})";
+}
 
-// Packets h1 has received.
-uint64_t received(const ScenarioSim& s) { return s.nics[1]->counters().data_packets_received; }
+// Runs `json` and checks the packets h1 receives over n = 10,000 loops in
+// steady state (from 100 loops on): with a window of W packets of t_ser
+// each, exactly n W when credit-bound (W t_ser < t_loop: the pattern repeats
+// every t_loop, so any window of n t_loop holds n W whatever its phase),
+// else one per t_ser. A loop off by the smallest term of t_loop (the 6-byte
+// flow-control packet, 120 ps at NDR) drifts by more than a loop over the
+// window and changes the count. No loss either.
+void check_credit_loop(const std::string& json, Time t_ser, Time t_loop, int64_t w) {
+  const Scenario sc = load_scenario_text(json, "v2");
+  ScenarioSim s(sc);
+  s.sim.setup();
+  const int n = 10'000;
+  const Time t1 = 100 * t_loop;
+  auto received = [&] { return s.nics[1]->counters().data_packets_received; };
+  s.sim.run(t1);
+  const uint64_t before = received();
+  s.sim.run(t1 + n * t_loop);
+  const uint64_t got = received() - before;
+  if (w * t_ser < t_loop) {
+    CHECK(got == static_cast<uint64_t>(n * w));
+  } else {
+    const int64_t slots = (n * t_loop).in_ps() / t_ser.in_ps();
+    CHECK((got == static_cast<uint64_t>(slots) || got == static_cast<uint64_t>(slots + 1)));
+  }
+  CHECK(s.nics[0]->counters().retransmitted_packets == 0);
+  CHECK(s.nics[1]->counters().out_of_sequence == 0);
+}
+
+// t_loop = t_ser(4122 B) + 2 x 500 ns + t_ser(6 B).
+Time t_loop_at(BitRate r) { return Bytes(4122) / r + 2 * Time::ns(500) + Bytes(6) / r; }
 
 }  // namespace
 
 TEST_CASE("V2 credit loop on a cable between two NICs: W packets per t_loop, else line rate",
           "[quick][validation][V2]") {
-  for (const Sweep& c : {Sweep{"EDR", BitRate::gbps(100), "8KiB", 8192},
-                         Sweep{"EDR", BitRate::gbps(100), "16KiB", 16384},
-                         Sweep{"EDR", BitRate::gbps(100), "32KiB", 32768},
-                         Sweep{"EDR", BitRate::gbps(100), "64KiB", 65536},
-                         Sweep{"NDR", BitRate::gbps(400), "8KiB", 8192},
-                         Sweep{"NDR", BitRate::gbps(400), "16KiB", 16384},
-                         Sweep{"NDR", BitRate::gbps(400), "32KiB", 32768},
-                         Sweep{"NDR", BitRate::gbps(400), "64KiB", 65536}}) {
-    CAPTURE(c.rate, c.bf);
-    const std::string json = std::string(R"({
-      "fabric": {"transport": "infiniband", "mtu": 4096,
-                 "link": {"rate": ")") +
-                             c.rate + R"(", "delay": "500ns"},
-                 "nic": {"ack_interval": 1000000},
-                 "infiniband": {"credits": {"vl_buffer": ")" +
-                             c.bf + R"("}}},
-      "topology": {"kind": "graph", "hosts": ["h0", "h1"], "links": [{"a": "h0", "b": "h1"}]},
-      "traffic": [{"kind": "flow", "src": "h0", "dst": "h1", "size": "1GiB"}]
-    })";
-    const Scenario sc = load_scenario_text(json, "v2");
-    ScenarioSim s(sc);
-    s.sim.setup();
-    const Time t_ser = Bytes(4122) / c.r;
-    const Time t_loop = t_ser + 2 * Time::ns(500) + Bytes(6) / c.r;
-    CHECK(t_loop == (c.r == BitRate::gbps(100) ? Time::ps(1'330'240) : Time::ps(1'082'560)));
-    const int64_t w = c.bf_bytes / (65 * 64);
-    // Steady state from 100 loops on; a window of n loops, long enough that a
-    // loop off by the smallest term of t_loop (the 6-byte flow-control
-    // packet, 120 ps at NDR) would drift by more than a loop and change the
-    // count.
-    const int n = 10'000;
-    const Time t1 = 100 * t_loop;
-    s.sim.run(t1);
-    const uint64_t before = received(s);
-    s.sim.run(t1 + n * t_loop);
-    const uint64_t got = received(s) - before;
-    if (w * t_ser < t_loop) {
-      // Credit-bound: every loop brings exactly W packets, whatever the
-      // window's phase (the pattern repeats every t_loop).
-      CHECK(got == static_cast<uint64_t>(n * w));
-    } else {
-      // Line rate: one packet per t_ser, back to back.
-      const int64_t slots = (n * t_loop).in_ps() / t_ser.in_ps();
-      CHECK((got == static_cast<uint64_t>(slots) || got == static_cast<uint64_t>(slots + 1)));
+  CHECK(t_loop_at(BitRate::gbps(100)) == Time::ps(1'330'240));
+  CHECK(t_loop_at(BitRate::gbps(400)) == Time::ps(1'082'560));
+  for (const auto& [rate, r] :
+       {std::pair<const char*, BitRate>{"EDR", BitRate::gbps(100)}, {"NDR", BitRate::gbps(400)}}) {
+    for (const int64_t kib : {8, 16, 32, 64}) {
+      CAPTURE(rate, kib);
+      // W = floor(Bf / (65 credits x 64 bytes)).
+      check_credit_loop(v2_cable(rate, std::to_string(kib) + "KiB"), Bytes(4122) / r, t_loop_at(r),
+                        kib * 1024 / (65 * 64));
     }
-    // No loss, no retransmission.
-    CHECK(s.nics[0]->counters().retransmitted_packets == 0);
-    CHECK(s.nics[1]->counters().out_of_sequence == 0);
   }
 }
 
 TEST_CASE("Shared VL buffer on a cable: the pool adds to a busy VL's credit window",
           "[quick][scenario][infiniband]") {
-  // V2's cable at EDR with 8 KiB of VL buffer (one packet: 24.79 Gb/s
-  // alone) and a shared pool: 8 KiB more make the window 256 blocks, three
-  // packets, exactly the 16 KiB static case (3 per t_loop); 56 KiB more
-  // (1024 blocks, 15 packets) reach line rate, as 64 KiB does.
-  for (const auto& [shared, w] : {std::pair<const char*, int64_t>{"8KiB", 3}, {"56KiB", 15}}) {
-    CAPTURE(shared);
-    const std::string json = std::string(R"({
-      "fabric": {"transport": "infiniband", "mtu": 4096,
-                 "link": {"rate": "EDR", "delay": "500ns"},
-                 "nic": {"ack_interval": 1000000},
-                 "infiniband": {"credits": {"vl_buffer": "8KiB", "shared_buffer": ")") +
-                             shared + R"("}}},
-      "topology": {"kind": "graph", "hosts": ["h0", "h1"], "links": [{"a": "h0", "b": "h1"}]},
-      "traffic": [{"kind": "flow", "src": "h0", "dst": "h1", "size": "1GiB"}]
-    })";
-    const Scenario sc = load_scenario_text(json, "v2_shared");
-    ScenarioSim s(sc);
-    s.sim.setup();
-    const Time t_ser = Bytes(4122) / BitRate::gbps(100);
-    const Time t_loop = Time::ps(1'330'240);
-    const int n = 10'000;
-    const Time t1 = 100 * t_loop;
-    s.sim.run(t1);
-    const uint64_t before = received(s);
-    s.sim.run(t1 + n * t_loop);
-    const uint64_t got = received(s) - before;
-    if (w * t_ser < t_loop) {
-      CHECK(got == static_cast<uint64_t>(n * w));
-    } else {
-      const int64_t slots = (n * t_loop).in_ps() / t_ser.in_ps();
-      CHECK((got == static_cast<uint64_t>(slots) || got == static_cast<uint64_t>(slots + 1)));
-    }
-    CHECK(s.nics[0]->counters().retransmitted_packets == 0);
-  }
+  // V2's cable with 8 KiB of VL buffer (one packet alone) and a pool. At EDR
+  // 8 KiB more make the window 256 blocks, three packets: exactly the 16 KiB
+  // static case. At NDR 48 KiB more make 896 blocks, 13 packets, one short of
+  // line rate: exactly 13 per t_loop, so the whole pool is granted.
+  check_credit_loop(v2_cable("EDR", "8KiB", "8KiB"), Bytes(4122) / BitRate::gbps(100),
+                    t_loop_at(BitRate::gbps(100)), 3);
+  check_credit_loop(v2_cable("NDR", "8KiB", "48KiB"), Bytes(4122) / BitRate::gbps(400),
+                    t_loop_at(BitRate::gbps(400)), 13);
 }

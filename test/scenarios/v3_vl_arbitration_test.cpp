@@ -23,29 +23,34 @@ using namespace rdmasim::testing;
 
 namespace {
 
-// The scenario of a sub-case: `qos` is fabric.infiniband.qos; senders h1, h2,
-// h3 on SLs 1, 2, 3, and with `vl0` h4 on SL 0, each sending more than the
-// run carries.
-std::string v3_scenario(const std::string& qos, bool vl0) {
+// One flow of `size` from host `src` to host `dst` on service level `sl`.
+std::string flow(int src, int dst, const char* size, int sl) {
+  return R"({"kind": "flow", "src": "h)" + std::to_string(src) + R"(", "dst": "h)" +
+         std::to_string(dst) + R"(", "size": ")" + size + R"(", "sl": )" + std::to_string(sl) + "}";
+}
+
+// A star of `hosts` at EDR (100 ns cables) on InfiniBand, with `qos` as
+// fabric.infiniband.qos, the NIC's default SLs 1 and the `flows`.
+std::string ib_star(int hosts, const std::string& qos, const std::vector<std::string>& flows) {
   std::string traffic;
-  for (int h = 1; h <= (vl0 ? 4 : 3); ++h) {
-    if (!traffic.empty()) traffic += ",";
-    traffic += R"({"kind": "flow", "src": "h)" + std::to_string(h) +
-               R"(", "dst": "h0", "size": "64MiB", "sl": )" + std::to_string(h % 4) + "}";
-  }
+  for (const std::string& f : flows) traffic += (traffic.empty() ? "" : ",") + f;
   return R"({"fabric": {"transport": "infiniband", "mtu": 4096,
              "link": {"rate": "EDR", "delay": "100ns"},
+             "nic": {"data_priority": 1, "ack_priority": 1},
              "infiniband": {"qos": )" +
          qos + R"(}},
-  "topology": {"kind": "star", "hosts": 5},
+  "topology": {"kind": "star", "hosts": )" +
+         std::to_string(hosts) + R"(},
   "traffic": [)" +
          traffic + "]}";
 }
 
-// The data packets leaving the switch for h0: their VL and wire bytes.
+// The data packets leaving the switch towards some hosts: their VL, wire
+// bytes and sending QP.
 struct Departures {
   std::vector<int> vl;
   std::vector<uint32_t> wire;
+  std::vector<uint32_t> qpn;
 };
 struct DepartureLog : EgressHook {
   DepartureLog() : EgressHook(kAtDequeue) {}
@@ -53,23 +58,34 @@ struct DepartureLog : EgressHook {
     if (p.kind != PacketKind::kData || q.now() < from) return;
     d.vl.push_back(q.priority());
     d.wire.push_back(p.wire_bytes);
+    d.qpn.push_back(p.src_qpn);
   }
   Time from;
   Departures d;
 };
 
-// Runs the sub-case to 2.2 ms, recording departures after 0.2 ms (2 ms of
-// saturated traffic, the CI scale of V3).
-Departures run_v3(const std::string& qos, bool vl0) {
-  const Scenario sc = load_scenario_text(v3_scenario(qos, vl0), "v3");
+// Runs `json` to 2.2 ms, recording the data packets the switch sends to the
+// hosts `to` after 0.2 ms (2 ms of saturated traffic, the CI scale of V3).
+Departures record(const std::string& json, const std::vector<uint32_t>& to) {
+  const Scenario sc = load_scenario_text(json, "v3");
   ScenarioSim s(sc);
-  auto [sw, to_h0] = s.port_to_host(0);
   DepartureLog log;
   log.from = Time::us(200);
-  sw->add_egress_hook(log, 0xFF, {to_h0});
+  Switch* sw = s.port_to_host(to[0]).first;
+  std::vector<uint32_t> ports;
+  for (uint32_t h : to) ports.push_back(s.port_to_host(h).second);
+  sw->add_egress_hook(log, 0xFF, ports);
   s.sim.setup();
   s.sim.run(Time::us(2200));
   return log.d;
+}
+
+// A V3 sub-case: `qos`; senders h1, h2, h3 on SLs 1, 2, 3, and with `vl0`
+// h4 on SL 0, each sending more than the run carries, to h0.
+Departures run_v3(const std::string& qos, bool vl0) {
+  std::vector<std::string> flows;
+  for (int h = 1; h <= (vl0 ? 4 : 3); ++h) flows.push_back(flow(h, 0, "64MiB", h % 4));
+  return record(ib_star(5, qos, flows), {0});
 }
 
 // The most wire bytes of VL0 packets sent back to back.
@@ -187,28 +203,15 @@ TEST_CASE("A NIC's QPs on two VLs: the VL short of credits does not hold back th
   // h1's VL1 buffer at the switch stays full and h1's VL1 mostly waits for
   // credits; its VL2 QP, alone on VL2, must still get VL2's half of the
   // bottleneck (were the NIC to wait on VL1's credits, it would get less).
-  const Scenario sc = load_scenario_text(R"({
-    "fabric": {"transport": "infiniband", "mtu": 4096, "link": {"rate": "EDR", "delay": "100ns"},
-               "infiniband": {"qos": {"vlarb_high": "", "vlarb_low": "1:64,2:64"}},
-               "nic": {"data_priority": 1, "ack_priority": 1}},
-    "topology": {"kind": "star", "hosts": 3},
-    "traffic": [{"kind": "flow", "src": "h1", "dst": "h0", "size": "64MiB", "sl": 1},
-                {"kind": "flow", "src": "h1", "dst": "h0", "size": "64MiB", "sl": 2},
-                {"kind": "flow", "src": "h2", "dst": "h0", "size": "64MiB", "sl": 1}]
-  })",
-                                         "two_vls");
-  ScenarioSim s(sc);
-  DepartureLog log;
-  log.from = Time::us(200);
-  auto [sw, to_h0] = s.port_to_host(0);
-  sw->add_egress_hook(log, 0xFF, {to_h0});
-  s.sim.setup();
-  s.sim.run(Time::us(2200));
-  REQUIRE(log.d.vl.size() > 6000);
+  const Departures d =
+      record(ib_star(3, R"({"vlarb_high": "", "vlarb_low": "1:64,2:64"})",
+                     {flow(1, 0, "64MiB", 1), flow(1, 0, "64MiB", 2), flow(2, 0, "64MiB", 1)}),
+             {0});
+  REQUIRE(d.vl.size() > 6000);
   // Weights 64 and 64 with 4120-byte packets: one packet each in turn, so
   // VL2 has exactly every other packet (within one).
-  const auto vl2 = static_cast<double>(std::count(log.d.vl.begin(), log.d.vl.end(), 2));
-  CHECK(std::abs(vl2 - static_cast<double>(log.d.vl.size()) / 2) <= 1);
+  const auto vl2 = static_cast<double>(std::count(d.vl.begin(), d.vl.end(), 2));
+  CHECK(std::abs(vl2 - static_cast<double>(d.vl.size()) / 2) <= 1);
 }
 
 TEST_CASE("A NIC arbitrates its QPs' VLs by the tables: shares 1:3 on its own link",
@@ -217,26 +220,12 @@ TEST_CASE("A NIC arbitrates its QPs' VLs by the tables: shares 1:3 on its own li
   // bottleneck, so its port's VL arbitration (low table 1:64, 2:192) sets
   // the shares: one 4120-byte packet of VL1, then three of VL2, in turn (QPs
   // in turn would give 1:1).
-  const Scenario sc = load_scenario_text(R"({
-    "fabric": {"transport": "infiniband", "mtu": 4096, "link": {"rate": "EDR", "delay": "100ns"},
-               "infiniband": {"qos": {"vlarb_high": "", "vlarb_low": "1:64,2:192"}},
-               "nic": {"data_priority": 1, "ack_priority": 1}},
-    "topology": {"kind": "star", "hosts": 3},
-    "traffic": [{"kind": "flow", "src": "h1", "dst": "h0", "size": "64MiB", "sl": 1},
-                {"kind": "flow", "src": "h1", "dst": "h2", "size": "64MiB", "sl": 2}]
-  })",
-                                         "nic_vlarb");
-  ScenarioSim s(sc);
-  DepartureLog log;
-  log.from = Time::us(200);
-  auto [sw, to_h0] = s.port_to_host(0);
-  const uint32_t to_h2 = s.port_to_host(2).second;
-  sw->add_egress_hook(log, 0xFF, {to_h0, to_h2});
-  s.sim.setup();
-  s.sim.run(Time::us(2200));
-  REQUIRE(log.d.vl.size() > 6000);
+  const Departures d = record(ib_star(3, R"({"vlarb_high": "", "vlarb_low": "1:64,2:192"})",
+                                      {flow(1, 0, "64MiB", 1), flow(1, 2, "64MiB", 2)}),
+                              {0, 2});
+  REQUIRE(d.vl.size() > 6000);
   // The switch forwards them in the order h1 sent them (no contention).
-  CHECK(off_round(log.d.vl, {1, 2, 2, 2}) == 0);
+  CHECK(off_round(d.vl, {1, 2, 2, 2}) == 0);
 }
 
 TEST_CASE("A NIC's QPs on one VL take turns while the arbiter alternates VLs",
@@ -245,35 +234,17 @@ TEST_CASE("A NIC's QPs on one VL take turns while the arbiter alternates VLs",
   // packet a turn each): its link alternates VL1 and VL2, and VL2's turns go
   // to its two QPs in turn, a quarter of the packets each (a NIC that
   // rotated its ring on every skipped QP would give one of them all).
-  const Scenario sc = load_scenario_text(R"({
-    "fabric": {"transport": "infiniband", "mtu": 4096, "link": {"rate": "EDR", "delay": "100ns"},
-               "infiniband": {"qos": {"vlarb_high": "", "vlarb_low": "1:64,2:64"}},
-               "nic": {"data_priority": 1, "ack_priority": 1}},
-    "topology": {"kind": "star", "hosts": 3},
-    "traffic": [{"kind": "flow", "src": "h1", "dst": "h0", "size": "64MiB", "sl": 1},
-                {"kind": "flow", "src": "h1", "dst": "h2", "size": "64MiB", "sl": 2},
-                {"kind": "flow", "src": "h1", "dst": "h2", "size": "64MiB", "sl": 2}]
-  })",
-                                         "one_vl_qps");
-  ScenarioSim s(sc);
-  struct ByQp : EgressHook {
-    ByQp() : EgressHook(kAtDequeue) {}
-    void on_dequeue(const EgressView& q, Packet& p) override {
-      if (p.kind == PacketKind::kData && q.now() >= Time::us(200)) ++count[p.src_qpn];
-    }
-    std::map<uint32_t, int64_t> count;
-  } by_qp;
-  auto [sw, to_h0] = s.port_to_host(0);
-  const uint32_t to_h2 = s.port_to_host(2).second;
-  sw->add_egress_hook(by_qp, 0xFF, {to_h0, to_h2});
-  s.sim.setup();
-  s.sim.run(Time::us(2200));
-  REQUIRE(by_qp.count.size() == 3);
-  int64_t total = 0;
-  for (const auto& [qpn, n] : by_qp.count) total += n;
+  const Departures d =
+      record(ib_star(3, R"({"vlarb_high": "", "vlarb_low": "1:64,2:64"})",
+                     {flow(1, 0, "64MiB", 1), flow(1, 2, "64MiB", 2), flow(1, 2, "64MiB", 2)}),
+             {0, 2});
+  std::map<uint32_t, int64_t> by_qp;
+  for (uint32_t q : d.qpn) ++by_qp[q];
+  REQUIRE(by_qp.size() == 3);
+  const auto total = static_cast<int64_t>(d.qpn.size());
   REQUIRE(total > 6000);
   std::vector<int64_t> n;
-  for (const auto& [qpn, c] : by_qp.count) n.push_back(c);
+  for (const auto& [qpn, c] : by_qp) n.push_back(c);
   // The VL1 QP (the first made) half, the VL2 QPs a quarter each, within one.
   CHECK(std::abs(2 * n[0] - total) <= 2);
   CHECK(std::abs(4 * n[1] - total) <= 4);
