@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/huge_pages.h"
 #include "sim/units.h"
 
 namespace rdmasim {
@@ -238,15 +239,17 @@ class PacketPool {
   // pools is the packets alive).
   int64_t live() const { return live_; }
   int64_t capacity() const { return static_cast<int64_t>(chunks_.size()) * kChunk; }
+  // Packets per chunk the pool grows by: one 2 MiB huge page (huge_pages.h).
+  static constexpr int kChunk = static_cast<int>(HugeBlock::kPage / sizeof(Packet));
   uint64_t created() const { return next_id_; }
-  int64_t ext_capacity() const { return static_cast<int64_t>(ext_chunks_.size()) * kChunk; }
+  int64_t ext_capacity() const { return static_cast<int64_t>(ext_chunks_.size()) * kExtChunk; }
 
   // Partitioned runs: pools[i] is partition i's; every pool gets a return
   // ring to every other.
   static void connect(const std::vector<PacketPool*>& pools);
 
  private:
-  static constexpr int kChunk = 4096;
+  static constexpr int kExtChunk = static_cast<int>(HugeBlock::kPage / sizeof(PacketExt));
   // A single-producer, single-consumer ring of packets going home.
   struct ReturnRing {
     static constexpr uint64_t kCapacity = uint64_t{1} << 12;  // chains
@@ -269,13 +272,15 @@ class PacketPool {
   bool send_home(Packet* p);
   PacketExt* new_ext();
 
-  std::vector<std::unique_ptr<Packet[]>> chunks_;
+  // Huge-page blocks (huge_pages.h): at 8,192 hosts the packets in flight
+  // span hundreds of MiB, touched in no order.
+  std::vector<HugeBlock> chunks_;
   Packet* free_ = nullptr;
   uint64_t next_id_ = 0;  // packets made
   // Extension areas: handed out from chunks and never returned (they stay
   // with the packet slot that took them).
-  std::vector<std::unique_ptr<PacketExt[]>> ext_chunks_;
-  int ext_next_ = kChunk;
+  std::vector<HugeBlock> ext_chunks_;
+  int ext_next_ = kExtChunk;
   int64_t live_ = 0;
   // The ring to each other pool, found by the pool's address: a release
   // reads nothing of the home pool, whose lines its own thread keeps busy.

@@ -1,5 +1,8 @@
 #include "sim/packet.h"
 
+#include <new>
+#include <type_traits>
+
 namespace rdmasim {
 
 void PacketPool::connect(const std::vector<PacketPool*>& pools) {
@@ -56,18 +59,26 @@ void PacketPool::refill() {
   if (free_ == nullptr) grow();
 }
 
+// Packets and extension areas live in blocks that are unmapped, not
+// destroyed, when the pool dies.
+static_assert(std::is_trivially_destructible_v<Packet> &&
+              std::is_trivially_destructible_v<PacketExt>);
+
 PacketExt* PacketPool::new_ext() {
-  if (ext_next_ == kChunk) {
-    ext_chunks_.push_back(std::make_unique<PacketExt[]>(kChunk));
+  if (ext_next_ == kExtChunk) {
+    ext_chunks_.emplace_back(sizeof(PacketExt) * kExtChunk);
+    auto* chunk = static_cast<PacketExt*>(ext_chunks_.back().data());
+    for (int i = 0; i < kExtChunk; ++i) new (&chunk[i]) PacketExt{};
     ext_next_ = 0;
   }
-  return &ext_chunks_.back()[ext_next_++];
+  return &static_cast<PacketExt*>(ext_chunks_.back().data())[ext_next_++];
 }
 
 void PacketPool::grow() {
-  chunks_.push_back(std::make_unique<Packet[]>(kChunk));
-  Packet* chunk = chunks_.back().get();
+  chunks_.emplace_back(sizeof(Packet) * kChunk);
+  auto* chunk = static_cast<Packet*>(chunks_.back().data());
   for (int i = kChunk - 1; i >= 0; --i) {
+    new (&chunk[i]) Packet{};
     chunk[i].next_free = free_;
     free_ = &chunk[i];
   }

@@ -113,6 +113,7 @@ Routes compute_routes(const Topology& topo, const std::vector<StaticRoute>& stat
     }
     hosts->offsets.push_back(static_cast<uint32_t>(hosts->items.size()));
   }
+  hosts->build_routes(static_cast<uint32_t>(r.group_switch_.size()));
   r.hosts_ = hosts;
 
   // The switch graph: working switch-to-switch links, both directions.

@@ -23,6 +23,12 @@
 //  5. A linear table (set_linear(), InfiniBand's LFT) replaces every
 //     candidate list by its one port per destination; static routes still
 //     take precedence.
+//  6. The common case is served from a fast table (fast_view(), fast_select(),
+//     the same port as the general path): for ECMP, indexed by the
+//     destination's attachment group through HostAttachments::route (one
+//     entry per host, shared by every switch) plus one entry per group in
+//     each switch, so its size per switch does not grow with the hosts; for
+//     a linear table, one entry per destination.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +61,27 @@ struct HostAttachments {
   std::span<const Attachment> of(uint32_t host) const {
     return {items.data() + offsets[host], offsets[host + 1] - offsets[host]};
   }
+
+  // Contract 6: for a host with one attachment, and that to a switch, its
+  // group and that switch's port towards it; any other host has `group` ==
+  // groups (an entry every fast table leaves to the general path).
+  struct Route {
+    uint32_t group;
+    uint32_t port;
+  };
+  std::vector<Route> route;
+  uint32_t groups = 0;
+  // Fills `route` from the attachments, for `groups` attachment groups.
+  void build_routes(uint32_t num_groups) {
+    groups = num_groups;
+    const uint32_t n = offsets.empty() ? 0 : static_cast<uint32_t>(offsets.size() - 1);
+    route.assign(n, {num_groups, 0});
+    for (uint32_t h = 0; h < n; ++h) {
+      const auto atts = of(h);
+      if (atts.size() == 1 && atts[0].group != kNoGroup)
+        route[h] = {atts[0].group, atts[0].node_port};
+    }
+  }
 };
 
 // The ECMP flow key of a packet at a switch: the 5-tuple in effect (source and
@@ -77,7 +104,7 @@ class ForwardingTable {
         group_set_(std::move(group_set)),
         set_offsets_(std::move(set_offsets)),
         set_ports_(std::move(set_ports)) {
-    build_direct();
+    build_fast();
   }
 
   // A table of static routes only: routes[d] are the ports towards host d.
@@ -93,25 +120,27 @@ class ForwardingTable {
     static_[dst] = std::move(ports);
   }
   // Contract 5: lft[d] is the one egress port towards host d (kNoPort: none,
-  // the switch drops). Served from the direct table, one single-port set per
-  // port used, so a lookup costs what an ECMP lookup costs, at 4 bytes per
-  // destination whatever the fabric's size.
+  // the switch drops). Served from the fast table, one entry per destination
+  // and one single-port set per port used, so a lookup costs what an ECMP
+  // lookup costs.
   void set_linear(std::vector<uint32_t> lft) {
+    linear_ = std::move(lft);
+    fast_.assign(linear_.size(), kNoFast);
+    fast_hosts_ = nullptr;
     std::vector<uint32_t> at;  // port -> offset of its single-port set
-    direct_.assign(lft.size(), kNoDirect);
-    for (uint32_t d = 0; d < lft.size(); ++d) {
-      const uint32_t p = lft[d];
+    for (uint32_t d = 0; d < linear_.size(); ++d) {
+      const uint32_t p = linear_[d];
       if (p == kNoPort) continue;
       if (p >= at.size()) at.resize(p + 1, kNoPort);
       if (at[p] == kNoPort) {
-        at[p] = static_cast<uint32_t>(set_ports_.size());
-        set_ports_.push_back(p);
+        at[p] = static_cast<uint32_t>(fast_.size());
+        fast_.push_back(p);
       }
-      direct_[d] = (at[p] << 8) | 1U;
+      fast_[d] = (at[p] << 8) | 1U;
     }
     // Offsets beyond 24 bits do not fit an entry: select() then reads linear_.
-    if (set_ports_.size() >= (size_t{1} << 24)) direct_.clear();
-    linear_ = std::move(lft);
+    if (fast_.size() >= (size_t{1} << 24)) fast_.clear();
+    fast_size_ = fast_.empty() ? 0 : static_cast<uint32_t>(linear_.size());
   }
   bool linear() const { return !linear_.empty(); }
 
@@ -168,18 +197,34 @@ class ForwardingTable {
     return n;
   }
 
-  // The direct table of the common case (see build_direct), for a caller
-  // that keeps it next to its own per-packet state: entry (offset << 8 |
-  // count) into set_ports, 0 for "ask select()". Empty while static routes
-  // exist.
-  struct DirectView {
-    const uint32_t* direct = nullptr;
-    const uint32_t* set_ports = nullptr;
-    uint32_t size = 0;
+  // Contract 6's fast table, for a caller that keeps it next to its own
+  // per-packet state. `table` holds the index entries (offset << 8 | count
+  // into `table` itself; kNoFast: ask select()) followed by the port sets.
+  // With `hosts`, the index is the destination's group (its route's group;
+  // the switch's own group means the route's port); without, the
+  // destination. Empty (size 0) while static routes exist.
+  struct FastView {
+    const uint32_t* table = nullptr;
+    const HostAttachments::Route* hosts = nullptr;
+    uint32_t size = 0;  // destinations covered: dst < size
+    uint32_t own_group = kNoGroup;
   };
-  DirectView direct_view() const {
-    if (!static_.empty() || direct_.empty()) return {};
-    return {direct_.data(), set_ports_.data(), static_cast<uint32_t>(direct_.size())};
+  FastView fast_view() const {
+    if (!static_.empty() || fast_size_ == 0) return {};
+    return {fast_.data(), fast_hosts_, fast_size_, own_group_};
+  }
+  // The port from a fast view, or -1 to ask select().
+  static int64_t fast_select(const FastView& v, uint32_t dst, uint64_t flow_key) {
+    if (dst >= v.size) return -1;
+    uint32_t i = dst;
+    if (v.hosts != nullptr) {
+      const HostAttachments::Route r = v.hosts[dst];
+      if (r.group == v.own_group) return r.port;
+      i = r.group;
+    }
+    const uint32_t e = v.table[i];
+    if (e == kNoFast) return -1;
+    return v.table[(e >> 8) + pick(flow_key, e & 0xFF)];
   }
 
   // mix64(flow_key) mod n, without a division when n is a power of two (the
@@ -192,20 +237,8 @@ class ForwardingTable {
 
   // Egress port for a packet to `dst` with flow key `flow_key`, or -1.
   int64_t select(uint32_t dst, uint64_t flow_key) const {
-    // Common case, one pass: no static routes, a destination with a single
-    // attachment, not on this switch; straight from the direct table when
-    // there is one.
-    if (static_.empty() && dst < direct_.size() && direct_[dst] != kNoDirect) {
-      const uint32_t d = direct_[dst];
-      return set_ports_[(d >> 8) + pick(flow_key, d & 0xFF)];
-    }
-    if (static_.empty() && linear_.empty() && hosts_ && dst + 1 < hosts_->offsets.size()) {
-      const auto atts = hosts_->of(dst);
-      if (atts.size() == 1 && atts[0].node != self_ && atts[0].group != kNoGroup) {
-        const auto set = group_ports(atts[0].group);
-        if (set.empty()) return -1;
-        return set[pick(flow_key, set.size())];
-      }
+    if (static_.empty()) {
+      if (const int64_t p = fast_select(fast_view(), dst, flow_key); p >= 0) return p;
     }
     const uint32_t n = count(dst);
     if (n == 0) return -1;
@@ -218,24 +251,26 @@ class ForwardingTable {
   }
 
  private:
-  // Per destination, the common case's port set as (offset << 8 | count) in
-  // set_ports_: two dependent loads per packet instead of six. Only for
-  // fabrics of up to kDirectMaxHosts hosts (4 bytes per host per switch).
-  static constexpr uint32_t kNoDirect = 0;
-  static constexpr size_t kDirectMaxHosts = 4096;
-  void build_direct() {
-    if (!hosts_ || hosts_->offsets.size() < 2 || hosts_->offsets.size() - 1 > kDirectMaxHosts ||
-        set_ports_.size() >= (size_t{1} << 24))
+  // Contract 6 for ECMP: one entry per group (plus the `groups` entry of
+  // the hosts the fast path leaves out), then the port sets; a group whose
+  // set is empty or over 255 ports stays kNoFast.
+  static constexpr uint32_t kNoFast = 0;
+  void build_fast() {
+    if (!hosts_ || hosts_->route.empty() || hosts_->route.size() + 1 != hosts_->offsets.size())
       return;
-    direct_.assign(hosts_->offsets.size() - 1, kNoDirect);
-    for (uint32_t dst = 0; dst < direct_.size(); ++dst) {
-      const auto atts = hosts_->of(dst);
-      if (atts.size() != 1 || atts[0].node == self_ || atts[0].group == kNoGroup) continue;
-      const auto set = group_ports(atts[0].group);
+    const uint32_t groups = hosts_->groups;
+    if (groups + 1 + set_ports_.size() >= (size_t{1} << 24)) return;
+    fast_.assign(groups + 1, kNoFast);
+    fast_.insert(fast_.end(), set_ports_.begin(), set_ports_.end());
+    for (uint32_t g = 0; g < groups && g < group_dist_.size(); ++g) {
+      if (group_dist_[g] == 0) own_group_ = g;
+      const auto set = group_ports(g);
       if (set.empty() || set.size() > 0xFF) continue;
-      const auto offset = static_cast<uint32_t>(set.data() - set_ports_.data());
-      direct_[dst] = (offset << 8) | static_cast<uint32_t>(set.size());
+      const auto offset = static_cast<uint32_t>(groups + 1 + (set.data() - set_ports_.data()));
+      fast_[g] = (offset << 8) | static_cast<uint32_t>(set.size());
     }
+    fast_hosts_ = hosts_->route.data();
+    fast_size_ = static_cast<uint32_t>(hosts_->route.size());
   }
 
   uint32_t self_ = 0;
@@ -244,7 +279,10 @@ class ForwardingTable {
   std::vector<uint32_t> group_set_;
   std::vector<uint32_t> set_offsets_;
   std::vector<uint32_t> set_ports_;
-  std::vector<uint32_t> direct_;
+  std::vector<uint32_t> fast_;  // contract 6
+  const HostAttachments::Route* fast_hosts_ = nullptr;
+  uint32_t fast_size_ = 0;
+  uint32_t own_group_ = kNoGroup;
   std::vector<uint32_t> linear_;  // contract 5; empty: candidate lists
   std::unordered_map<uint32_t, std::vector<uint32_t>> static_;
 };

@@ -220,10 +220,8 @@ int64_t Switch::route(const Packet& p, uint32_t in_port) {
       const uint32_t entropy =
           cfg_.hash_dest_qp ? p.flow_hash ^ (p.dst_qpn * 0x9e3779b1U) : p.flow_hash;
       const uint64_t key = ecmp_key(hot_.ecmp_seed, p.src, p.dst, entropy);
-      if (p.dst < hot_.direct.size) {
-        if (const uint32_t d = hot_.direct.direct[p.dst]; d != 0)
-          return hot_.direct.set_ports[(d >> 8) + ForwardingTable::pick(key, d & 0xFF)];
-      }
+      if (const int64_t port = ForwardingTable::fast_select(hot_.fast, p.dst, key); port >= 0)
+        return port;
       return fib_.select(p.dst, key);
     }
     case EcmpMode::kSpray: {

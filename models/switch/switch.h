@@ -136,7 +136,7 @@ class Switch : public Node, private ControlSink {
 
   void set_forwarding_table(ForwardingTable table) {
     fib_ = std::move(table);
-    hot_.direct = fib_.direct_view();
+    hot_.fast = fib_.fast_view();
   }
   const ForwardingTable& forwarding_table() const { return fib_; }
   void add_rewrite(const PriorityRewrite& r) {
@@ -279,7 +279,7 @@ class Switch : public Node, private ControlSink {
   struct alignas(64) Hot {
     Mmu* mmu = nullptr;     // mmu_.get()
     Port* ports = nullptr;  // ports_.data()
-    ForwardingTable::DirectView direct;
+    ForwardingTable::FastView fast;
     uint64_t ecmp_seed = 0;
     uint64_t forwarded = 0;
     bool rewrites = false;          // any priority rewrite rule

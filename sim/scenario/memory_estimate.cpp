@@ -239,7 +239,7 @@ MemoryEstimate estimate_memory(const Scenario& sc, int64_t loaded_bytes) {
   for (const TopoLink& l : topo.links()) holdable += 2 * bdp_bytes(l);
   const int64_t in_flight = static_cast<int64_t>(std::min(sendable, holdable) / frame);
   // The pool grows by chunks of PacketPool::kChunk packets.
-  const int64_t chunk = 4096;
+  const int64_t chunk = PacketPool::kChunk;
   const int64_t packets = (in_flight / chunk + 1) * chunk;
   e.parts.push_back({"packet pool", packets * static_cast<int64_t>(sizeof(Packet)),
                      std::to_string(packets) + " packets x " + std::to_string(sizeof(Packet)) +
