@@ -19,6 +19,7 @@ Switch::Switch(Simulation& sim, std::string name, const SwitchConfig& cfg, uint8
       watchdog_(this, EventClass::kTimer, id()),
       hoq_timer_(this, EventClass::kTimer, id()) {
   hot_.ecmp_seed = ecmp_seed(sim.seed(), this->name(), cfg);
+  hot_.cfg = &cfg_;
   // The first hook, so it marks before any later hook reads the ECN field.
   if (cfg.ecn.enabled) {
     ecn_ = std::make_unique<EcnMarker>(cfg_, rng_, ecn_probe);
@@ -100,12 +101,15 @@ Bytes Switch::auto_headroom_for(uint32_t port) const {
 
 template <uint8_t kPoint>
 void Switch::run_hooks(Packet& p, uint32_t port) {
-  const size_t k = (size_t{port} * lanes_ + p.priority) * 2 + (kPoint == EgressHook::kAtDequeue);
-  const uint32_t begin = hook_index_[k];
-  const uint32_t end = hook_index_[k + 1];
-  if (begin == end) return;
+  constexpr size_t kAt = kPoint == EgressHook::kAtDequeue;
+  // Every queue with the same hooks (ECN on all of them): the switch's one
+  // range, not a per-queue entry (a line per port and hop less).
+  const HookRange r = (hot_.uniform_hooks & kPoint) != 0
+                          ? hook_range_[kAt]
+                          : hook_range_[(size_t{port} * lanes_ + p.priority) * 2 + kAt];
+  if (r.begin == r.end) return;
   const EgressView v(*this, *hot_.mmu, hot_.ports[port].queues, port, p.priority, p.accounted);
-  for (uint32_t i = begin; i < end; ++i) {
+  for (uint32_t i = r.begin; i < r.end; ++i) {
     if constexpr (kPoint == EgressHook::kAtEnqueue) {
       hook_list_[i]->on_enqueue(v, p);
     } else {
@@ -166,25 +170,43 @@ void Switch::setup() {
       if (i >= n) throw std::invalid_argument(name() + ": egress hook on a port it does not have");
     }
   }
-  hook_index_.assign(size_t{n} * lanes_ * 2 + 1, 0);
+  // Each distinct list of hooks is stored once (usually one: ECN on every
+  // queue), so hook_list_ is a line or two however many ports.
+  hook_range_.assign(size_t{n} * lanes_ * 2, HookRange{});
   hook_list_.clear();
   hot_.hooks = 0;
+  hot_.uniform_hooks = EgressHook::kAtEnqueue | EgressHook::kAtDequeue;
+  std::vector<EgressHook*> list;
   for (uint32_t i = 0; i < n; ++i) {
     for (uint8_t pr = 0; pr < lanes_; ++pr) {
       for (const uint8_t point : {EgressHook::kAtEnqueue, EgressHook::kAtDequeue}) {
-        hook_index_[(size_t{i} * lanes_ + pr) * 2 + (point == EgressHook::kAtDequeue)] =
-            static_cast<uint32_t>(hook_list_.size());
+        list.clear();
         for (const HookRegistration& r : hook_regs_) {
           if ((r.hook->points() & point) == 0 || ((r.priorities >> pr) & 1) == 0) continue;
           if (!r.ports.empty() && std::find(r.ports.begin(), r.ports.end(), i) == r.ports.end())
             continue;
-          hook_list_.push_back(r.hook);
+          list.push_back(r.hook);
           hot_.hooks |= point;
         }
+        HookRange range{0, 0};
+        for (uint32_t b = 0; !list.empty() && b + list.size() <= hook_list_.size(); ++b) {
+          if (std::equal(list.begin(), list.end(), hook_list_.begin() + b)) {
+            range = {b, static_cast<uint32_t>(b + list.size())};
+            break;
+          }
+        }
+        if (!list.empty() && range.begin == range.end) {
+          range.begin = static_cast<uint32_t>(hook_list_.size());
+          hook_list_.insert(hook_list_.end(), list.begin(), list.end());
+          range.end = static_cast<uint32_t>(hook_list_.size());
+        }
+        const size_t at = point == EgressHook::kAtDequeue;
+        hook_range_[(size_t{i} * lanes_ + pr) * 2 + at] = range;
+        if (range.begin != hook_range_[at].begin || range.end != hook_range_[at].end)
+          hot_.uniform_hooks &= static_cast<uint8_t>(~point);
       }
     }
   }
-  hook_index_.back() = static_cast<uint32_t>(hook_list_.size());
 }
 
 uint64_t Switch::drops(DropReason r) const {
@@ -210,15 +232,15 @@ QueueCounters Switch::queue_counters(uint32_t port, uint8_t prio, Time end) cons
 }
 
 uint8_t Switch::classify(const Packet& p) const {
-  return cfg_.trust == Trust::kDscp ? cfg_.dscp_to_priority[p.dscp & 63] : (p.pcp & 7);
+  return hcfg().trust == Trust::kDscp ? hcfg().dscp_to_priority[p.dscp & 63] : (p.pcp & 7);
 }
 
 int64_t Switch::route(const Packet& p, uint32_t in_port) {
   (void)in_port;
-  switch (cfg_.ecmp) {
+  switch (hcfg().ecmp) {
     case EcmpMode::kHash: {
       const uint32_t entropy =
-          cfg_.hash_dest_qp ? p.flow_hash ^ (p.dst_qpn * 0x9e3779b1U) : p.flow_hash;
+          hcfg().hash_dest_qp ? p.flow_hash ^ (p.dst_qpn * 0x9e3779b1U) : p.flow_hash;
       const uint64_t key = ecmp_key(hot_.ecmp_seed, p.src, p.dst, entropy);
       if (const int64_t port = ForwardingTable::fast_select(hot_.fast, p.dst, key); port >= 0)
         return port;
@@ -273,8 +295,8 @@ void Switch::receive(uint32_t port, PacketHandle p) {
     if (!recheck.is_infinite()) this->port(port).wake_at(recheck);
     return;
   }
-  if (cfg_.watchdog.enabled && !watchdog_.scheduled())
-    ctx().schedule_in(watchdog_, cfg_.watchdog.timeout / 4);
+  if (hcfg().watchdog.enabled && !watchdog_.scheduled())
+    ctx().schedule_in(watchdog_, hcfg().watchdog.timeout / 4);
   // InfiniBand: a packet is buffered on the VL it came by (its LRH's) and
   // leaves on the VL the SL-to-VL table gives its SL (IBA §7.6.6).
   // An SL mapped to VL15 (or beyond the lanes) is dropped (IBA §7.6.6),
@@ -316,7 +338,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
         continue;
       }
       out_prio = r.to;
-      p->dscp = cfg_.priority_to_dscp[out_prio];
+      p->dscp = hcfg().priority_to_dscp[out_prio];
       p->pcp = out_prio;
       break;
     }
@@ -325,7 +347,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
   hot_.mmu->prefetch(out_port, out_prio);
   hot_.ports[out_port].queues.prefetch_push(out_prio);
   // A stormed queue under the watchdog's drop action takes nothing.
-  if (cfg_.watchdog.enabled && cfg_.watchdog.action == WatchdogAction::kDrop &&
+  if (hcfg().watchdog.enabled && hcfg().watchdog.action == WatchdogAction::kDrop &&
       ctx().now() < hot_.ports[out_port].watchdog_until[out_prio]) {
     hot_.ports[port].fc.on_passed(in_prio, p->wire_bytes);
     drop(std::move(p), out_port, out_prio, DropReason::kWatchdog);
@@ -347,7 +369,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
   p->accounted = bytes;
   hot_.ports[port].fc.on_arrival(in_prio, p->wire_bytes,
                                  [&] { return hot_.mmu->xoff_due(port, in_prio); });
-  if (cfg_.latency == Time::zero()) {
+  if (hcfg().latency == Time::zero()) {
     forward(std::move(p));
   } else {
     pipeline_.push(std::move(p));
@@ -359,7 +381,6 @@ void Switch::forward(PacketHandle p) {
   const uint8_t prio = p->priority;
   if ((hot_.hooks & EgressHook::kAtEnqueue) != 0) [[unlikely]]
     run_hooks<EgressHook::kAtEnqueue>(*p, out);
-  ++hot_.forwarded;
   Port& pt = hot_.ports[out];
   pt.queues.push(prio, std::move(p));
   if (pt.fc.credited()) [[unlikely]] {
@@ -386,7 +407,7 @@ void Switch::forward(PacketHandle p) {
 // pause state can next change.
 // Inlined into forward() and next_packet(), as before the policy choice grew it.
 [[gnu::always_inline]] inline uint16_t Switch::allowed(Port& pt, Time now) {
-  if (cfg_.watchdog.enabled && cfg_.watchdog.action == WatchdogAction::kForward) {
+  if (hcfg().watchdog.enabled && hcfg().watchdog.action == WatchdogAction::kForward) {
     uint16_t allowed = 0;
     for (uint8_t pr = 0; pr < pt.fc.lanes(); ++pr) {
       if (now < pt.watchdog_until[pr] || !pt.fc.paused(pr, now))
@@ -411,7 +432,8 @@ PacketHandle Switch::next_packet(uint32_t port) {
   const Time now = ctx().now();
   if (pt.fc.credited()) [[unlikely]]
     note_credit_waits(pt, now);
-  PacketHandle p = pt.arb == nullptr ? q.pop(allowed(pt, now), cfg_, now) : pop_arbitrated(pt, now);
+  PacketHandle p =
+      pt.arb == nullptr ? q.pop(allowed(pt, now), hcfg(), now) : pop_arbitrated(pt, now);
   if (!p) {
     // All that is queued is paused: pull again when a pause may end, even if
     // no frame ends it (a pause that simply expires).

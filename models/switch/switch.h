@@ -157,7 +157,11 @@ class Switch : public Node, private ControlSink {
   // ---- observation ----
   SwitchCounters counters() const {
     SwitchCounters c = counters_;
-    c.forwarded = hot_.forwarded;
+    // Every forwarded packet is pushed onto one egress queue, and nothing
+    // else is: the queues' counts are the count.
+    for (const Port& pt : ports_) {
+      for (uint8_t pr = 0; pr < pt.queues.lanes(); ++pr) c.forwarded += pt.queues.enqueued(pr);
+    }
     c.ecn_marked = ecn_ ? ecn_->marked() : 0;
     return c;
   }
@@ -281,13 +285,17 @@ class Switch : public Node, private ControlSink {
     Port* ports = nullptr;  // ports_.data()
     ForwardingTable::FastView fast;
     uint64_t ecmp_seed = 0;
-    uint64_t forwarded = 0;
+    // The configuration, read per packet (classification, ECMP, watchdog,
+    // pipeline): its pointer here saves the object's next line per hop.
+    const SwitchConfig* cfg = nullptr;
     bool rewrites = false;          // any priority rewrite rule
     uint8_t hooks = 0;              // EgressHook::Points with a hook on some queue
+    uint8_t uniform_hooks = 0;      // Points whose hooks are the same on every queue
     bool watchdog_forward = false;  // the watchdog's action is forward: mark what it sends
     bool ib = false;                // InfiniBand: lanes are VLs, chosen by SL (ib_qos_)
   };
   static_assert(sizeof(Hot) == 64);
+  const SwitchConfig& hcfg() const { return *hot_.cfg; }
   Hot hot_;
   const SwitchConfig& cfg_;
   uint8_t lanes_;
@@ -313,15 +321,20 @@ class Switch : public Node, private ControlSink {
   std::unique_ptr<LossLedger> losses_;  // with checks on
   // Egress hooks as registered; then, from setup(), the hooks of each
   // (port, priority, point) in registration order:
-  // hook_list_[hook_index_[k] .. hook_index_[k + 1]) with
-  // k = (port * lanes_ + priority) * 2 + (0 at enqueue, 1 at dequeue).
+  // hook_list_[hook_range_[k].begin .. .end) with
+  // k = (port * lanes_ + priority) * 2 + (0 at enqueue, 1 at dequeue);
+  // with Hot::uniform_hooks, every queue's range is entry 0 (or 1).
   struct HookRegistration {
     EgressHook* hook;
     uint8_t priorities;
     std::vector<uint32_t> ports;  // empty: all
   };
   std::vector<HookRegistration> hook_regs_;
-  std::vector<uint32_t> hook_index_;
+  struct HookRange {
+    uint32_t begin = 0;
+    uint32_t end = 0;
+  };
+  std::vector<HookRange> hook_range_;
   std::vector<EgressHook*> hook_list_;
   std::unique_ptr<EcnMarker> ecn_;  // fabric.switch.ecn, when enabled
 };
