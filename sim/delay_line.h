@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cassert>
+#include <cstdint>
 
 #include "sim/event.h"
 #include "sim/packet.h"
@@ -20,15 +21,27 @@
 
 namespace rdmasim {
 
-template <class Owner, void (Owner::*Deliver)(PacketHandle)>
-class DelayLine {
- public:
-  // The owner is a Component: the line runs in its partition.
-  DelayLine(Owner* owner, Time delay, EventClass cls, uint32_t tag)
-      : owner_(owner), delay_(delay), event_(this, cls, tag) {}
+// No per-line fields for the owner.
+struct NoExtra {};
 
+// Layout: two cache lines. The first is the event (what the queue reads);
+// the second what a push and a delivery read: the ring, the partition, the
+// owner, the delay and `Extra`, up to 16 bytes of the owner's own that its
+// delivery reads (a link's receiver and port), so that a frame's two ends
+// touch three lines of the line's state.
+template <class Owner, void (Owner::*Deliver)(PacketHandle), class Extra = NoExtra>
+class alignas(64) DelayLine {
+ public:
+  // The owner is a Component: the line runs in its partition (bind() when
+  // the owner moves to another before the run).
+  DelayLine(Owner* owner, Time delay, EventClass cls, uint32_t tag)
+      : event_(this, cls, tag), part_(&owner->ctx()), owner_(owner), delay_(delay) {}
+
+  void bind(Partition& part) { part_ = &part; }
   Time delay() const { return delay_; }
   size_t size() const { return ring_.size(); }
+  Extra& extra() { return extra_; }
+  const Extra& extra() const { return extra_; }
   // Calls f(const Packet&) for every packet in the line, oldest first.
   template <class F>
   void for_each(F f) const {
@@ -38,18 +51,25 @@ class DelayLine {
   size_t clear() {
     const size_t n = ring_.size();
     while (!ring_.empty()) ring_.pop_front();
-    owner_->ctx().cancel(event_);
+    part_->cancel(event_);
     return n;
   }
 
-  void push(PacketHandle p) { push_at(owner_->ctx().now() + delay_, std::move(p)); }
+  void push(PacketHandle p) { push_at(part_->now() + delay_, std::move(p)); }
   void push_at(Time due, PacketHandle p) {
+    assert(part_ == &owner_->ctx() && "DelayLine not bound to its owner's partition");
+#ifndef NDEBUG
     assert(ring_.empty() || due >= last_due_);
     last_due_ = due;
+#endif
+    const bool was_empty = ring_.empty();
+    const auto front = was_empty ? uintptr_t{0} : reinterpret_cast<uintptr_t>(&ring_.front());
     ring_.push_back(Entry{due, std::move(p)});
-    // Every push: a push that grew the ring moved its front.
-    event_.set_prefetch_hint(&ring_.front());
-    if (ring_.size() == 1) owner_->ctx().schedule(event_, due);
+    // Only when the front moved (the ring was empty, or grew): the event's
+    // line stays untouched by a push behind others.
+    if (reinterpret_cast<uintptr_t>(&ring_.front()) != front)
+      event_.set_prefetch_hint(&ring_.front());
+    if (was_empty) part_->schedule(event_, due);
   }
 
  private:
@@ -62,7 +82,7 @@ class DelayLine {
     ring_.pop_front();
     if (!ring_.empty()) {
       event_.set_prefetch_hint(&ring_.front());
-      owner_->ctx().schedule(event_, ring_.front().due);
+      part_->schedule(event_, ring_.front().due);
       // The next packet is due a frame time (or less) from now; by then a
       // line read now has a fair chance to still be cached (measured: W1
       // faster).
@@ -71,11 +91,15 @@ class DelayLine {
     (owner_->*Deliver)(std::move(p));
   }
 
+  MemberEvent<DelayLine, &DelayLine::on_due> event_;
+  alignas(64) Ring<Entry> ring_;
+  Partition* part_;
   Owner* owner_;
   Time delay_;
+  [[no_unique_address]] Extra extra_;
+#ifndef NDEBUG
   Time last_due_;
-  Ring<Entry> ring_;
-  MemberEvent<DelayLine, &DelayLine::on_due> event_;
+#endif
 };
 
 }  // namespace rdmasim

@@ -22,7 +22,7 @@ Link::Link(Simulation& sim, std::string name, BitRate rate, Time delay)
 Time Link::transmit(PacketHandle p) {
   assert(sender_->phase() == Phase::kRunning && "links carry packets only while running");
   assert(idle() && "transmit on a busy link");
-  assert(to_ != nullptr && "link not connected");
+  assert(to() != nullptr && "link not connected");
   const Time now = sender_->now();
   const Time ser = serializer_.next(Bytes(p->wire_bytes));
   tx_end_ = now + ser;
@@ -62,6 +62,7 @@ Time Link::transmit(PacketHandle p) {
 }
 
 void Link::setup() {
+  propagation_.bind(ctx());
   if (sim().checks()) {
     losses_ = std::make_unique<LossLedger>();
     sender_losses_ = std::make_unique<LossLedger>();
@@ -83,7 +84,8 @@ void Link::deliver(PacketHandle p) {
     if (losses_) losses_->add(*p);
     return;
   }
-  to_->receive(to_port_, std::move(p));
+  const Receiver& r = propagation_.extra();
+  r.node->receive(r.port, std::move(p));
 }
 
 void Link::set_up(bool up) {
@@ -97,7 +99,9 @@ void Link::set_up(bool up) {
   up_ = up;
 }
 
-void Link::set_cut_through(Bytes header) { cut_through_bytes_ = header.count(); }
+void Link::set_cut_through(Bytes header) {
+  cut_through_bytes_ = static_cast<int32_t>(std::min<int64_t>(header.count(), INT32_MAX));
+}
 
 void Link::set_bit_error_rate(double ber) {
   ber_ = ber;

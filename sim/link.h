@@ -52,16 +52,17 @@ struct LinkCounters {
   uint64_t corrupted = 0;       // frames hit by a bit error, discarded by the receiving MAC
 };
 
-class Link : public Component {
+// Laid out by cache line (contract of the hot path: a frame's two ends touch
+// few lines of the link): line 0 the component, line 1 what transmit() reads
+// and writes, line 2 the counters, lines 3-4 the in-flight line (its event;
+// its ring with the receiver), then what only faults and bit errors read.
+class alignas(64) Link : public Component {
  public:
   Link(Simulation& sim, std::string name, BitRate rate, Time delay);
 
-  void connect(Node& to, uint32_t port) {
-    to_ = &to;
-    to_port_ = port;
-  }
-  Node* to() const { return to_; }
-  uint32_t to_port() const { return to_port_; }
+  void connect(Node& to, uint32_t port) { propagation_.extra() = Receiver{&to, port}; }
+  Node* to() const { return propagation_.extra().node; }
+  uint32_t to_port() const { return propagation_.extra().port; }
   BitRate rate() const { return serializer_.rate(); }
   Time delay() const { return propagation_.delay(); }
   bool idle() const { return sender_->now() >= tx_end_; }
@@ -113,20 +114,24 @@ class Link : public Component {
     }
   }
 
-  // Members in the order a frame touches them (transmit, then deliver), so a
-  // hop reads few cache lines of the link.
+  // Line 1: transmit().
   Time tx_end_;
   Partition* sender_;
   // The channel to the receiver if the sender is in another partition.
   Partition::Channel* channel_ = nullptr;
   Serializer serializer_;
-  bool up_ = true;
-  int64_t cut_through_bytes_ = 0;
   double ber_ = 0;
-  LinkCounters counters_;
-  DelayLine<Link, &Link::deliver> propagation_;
-  Node* to_ = nullptr;
-  uint32_t to_port_ = 0;
+  int32_t cut_through_bytes_ = 0;
+  bool up_ = true;
+  // Line 2.
+  alignas(64) LinkCounters counters_;
+  // Lines 3 and 4; the receiver rides in the in-flight line's second line,
+  // which a delivery reads anyway.
+  struct Receiver {
+    Node* node = nullptr;
+    uint32_t port = 0;
+  };
+  DelayLine<Link, &Link::deliver, Receiver> propagation_;
   double log1m_ber_ = 0;  // log(1 - BER), so a frame's survival is exp(bits * log1m_ber_)
   RngStream rng_;
   // With checks on: what the link lost, on the receiver's side (corrupted,

@@ -8,6 +8,7 @@
 
 #include <cassert>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -44,18 +45,20 @@ class Ring {
 
  private:
   void grow() {
-    size_t cap = cap_ == 0 ? 16 : cap_ * 2;
+    const uint32_t cap = cap_ == 0 ? 16 : cap_ * 2;
     auto buf = std::make_unique<T[]>(cap);
-    for (size_t i = 0; i < size_; ++i) buf[i] = std::move((*this)[i]);
+    for (uint32_t i = 0; i < size_; ++i) buf[i] = std::move((*this)[i]);
     buf_ = std::move(buf);
     cap_ = cap;
     head_ = 0;
   }
 
+  // 32-bit counts: a ring is 24 bytes, so the owner's other per-packet
+  // fields share its cache line (DelayLine).
   std::unique_ptr<T[]> buf_;
-  size_t cap_ = 0;
-  size_t head_ = 0;
-  size_t size_ = 0;
+  uint32_t cap_ = 0;
+  uint32_t head_ = 0;
+  uint32_t size_ = 0;
 };
 
 }  // namespace rdmasim

@@ -119,6 +119,7 @@ void Switch::run_hooks(Packet& p, uint32_t port) {
 }
 
 void Switch::setup() {
+  pipeline_.bind(ctx());
   const uint32_t n = num_ports();
   ports_ = std::vector<Port>(n);
   std::vector<Bytes> headroom(n);
