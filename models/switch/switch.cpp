@@ -102,11 +102,12 @@ Bytes Switch::auto_headroom_for(uint32_t port) const {
 template <uint8_t kPoint>
 void Switch::run_hooks(Packet& p, uint32_t port) {
   constexpr size_t kAt = kPoint == EgressHook::kAtDequeue;
-  // Every queue with the same hooks (ECN on all of them): the switch's one
-  // range, not a per-queue entry (a line per port and hop less).
-  const HookRange r = (hot_.uniform_hooks & kPoint) != 0
-                          ? hook_range_[kAt]
-                          : hook_range_[(size_t{port} * lanes_ + p.priority) * 2 + kAt];
+  // Every port with the same hooks per priority (ECN on all of them): port
+  // 0's ranges, shared by the switch's ports, not a per-queue entry (a line
+  // per port and hop less).
+  const size_t q =
+      (hot_.uniform_hooks & kPoint) != 0 ? p.priority : size_t{port} * lanes_ + p.priority;
+  const HookRange r = hook_range_[q * 2 + kAt];
   if (r.begin == r.end) return;
   const EgressView v(*this, *hot_.mmu, hot_.ports[port].queues, port, p.priority, p.accounted);
   for (uint32_t i = r.begin; i < r.end; ++i) {
@@ -203,7 +204,8 @@ void Switch::setup() {
         }
         const size_t at = point == EgressHook::kAtDequeue;
         hook_range_[(size_t{i} * lanes_ + pr) * 2 + at] = range;
-        if (range.begin != hook_range_[at].begin || range.end != hook_range_[at].end)
+        const HookRange& first = hook_range_[size_t{pr} * 2 + at];  // port 0's
+        if (range.begin != first.begin || range.end != first.end)
           hot_.uniform_hooks &= static_cast<uint8_t>(~point);
       }
     }

@@ -290,7 +290,7 @@ class Switch : public Node, private ControlSink {
     const SwitchConfig* cfg = nullptr;
     bool rewrites = false;          // any priority rewrite rule
     uint8_t hooks = 0;              // EgressHook::Points with a hook on some queue
-    uint8_t uniform_hooks = 0;      // Points whose hooks are the same on every queue
+    uint8_t uniform_hooks = 0;      // Points whose hooks per priority are the same on every port
     bool watchdog_forward = false;  // the watchdog's action is forward: mark what it sends
     bool ib = false;                // InfiniBand: lanes are VLs, chosen by SL (ib_qos_)
   };
@@ -323,7 +323,7 @@ class Switch : public Node, private ControlSink {
   // (port, priority, point) in registration order:
   // hook_list_[hook_range_[k].begin .. .end) with
   // k = (port * lanes_ + priority) * 2 + (0 at enqueue, 1 at dequeue);
-  // with Hot::uniform_hooks, every queue's range is entry 0 (or 1).
+  // with Hot::uniform_hooks, every port's ranges are port 0's.
   struct HookRegistration {
     EgressHook* hook;
     uint8_t priorities;
