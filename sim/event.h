@@ -69,6 +69,8 @@ class Event {
   // the link's in-flight record of the packet it delivers). The queue
   // prefetches it when the event's bucket becomes current, a few events
   // before it runs: the simulation is bound by memory latency. Null: none.
+  // (The queue reads the records of cancelled events too, lazily discarded:
+  // an event must outlive the run it was scheduled in, as components do.)
   void set_prefetch_hint(const void* p) { hint_ = p; }
 
  private:

@@ -132,6 +132,9 @@ class alignas(64) Link : public Component {
     uint32_t port = 0;
   };
   DelayLine<Link, &Link::deliver, Receiver> propagation_;
+#ifdef NDEBUG  // Debug adds the due-order check's field
+  static_assert(sizeof(propagation_) == 128, "the in-flight line is two cache lines");
+#endif
   double log1m_ber_ = 0;  // log(1 - BER), so a frame's survival is exp(bits * log1m_ber_)
   RngStream rng_;
   // With checks on: what the link lost, on the receiver's side (corrupted,

@@ -250,6 +250,7 @@ class PacketPool {
 
  private:
   static constexpr int kExtChunk = static_cast<int>(HugeBlock::kPage / sizeof(PacketExt));
+  static_assert(kChunk >= 1 && kExtChunk >= 1);
   // A single-producer, single-consumer ring of packets going home.
   struct ReturnRing {
     static constexpr uint64_t kCapacity = uint64_t{1} << 12;  // chains

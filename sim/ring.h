@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <utility>
 
 namespace rdmasim {
@@ -45,6 +46,7 @@ class Ring {
 
  private:
   void grow() {
+    if (cap_ >= (uint32_t{1} << 31)) throw std::length_error("ring over 2^31 entries");
     const uint32_t cap = cap_ == 0 ? 16 : cap_ * 2;
     auto buf = std::make_unique<T[]>(cap);
     for (uint32_t i = 0; i < size_; ++i) buf[i] = std::move((*this)[i]);

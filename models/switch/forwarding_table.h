@@ -63,23 +63,33 @@ struct HostAttachments {
   }
 
   // Contract 6: for a host with one attachment, and that to a switch, its
-  // group and that switch's port towards it; any other host has `group` ==
-  // groups (an entry every fast table leaves to the general path).
-  struct Route {
-    uint32_t group;
-    uint32_t port;
-  };
-  std::vector<Route> route;
+  // group and that switch's port towards it, packed in 4 bytes (group << 12
+  // | port: the array is read on every hop of every switch, and half the
+  // size stays cached twice as long); any other host has group == groups
+  // (an entry every fast table leaves to the general path). Fabrics whose
+  // groups or ports do not fit get no route array (no fast table).
+  static constexpr int kRoutePortBits = 12;
+  static constexpr uint32_t kRoutePortMask = (uint32_t{1} << kRoutePortBits) - 1;
+  static constexpr uint32_t kRouteMaxGroups = (uint32_t{1} << (32 - kRoutePortBits)) - 1;
+  static uint32_t route_group(uint32_t r) { return r >> kRoutePortBits; }
+  static uint32_t route_port(uint32_t r) { return r & kRoutePortMask; }
+  std::vector<uint32_t> route;
   uint32_t groups = 0;
   // Fills `route` from the attachments, for `groups` attachment groups.
   void build_routes(uint32_t num_groups) {
     groups = num_groups;
+    route.clear();
+    if (num_groups >= kRouteMaxGroups) return;
     const uint32_t n = offsets.empty() ? 0 : static_cast<uint32_t>(offsets.size() - 1);
-    route.assign(n, {num_groups, 0});
+    route.assign(n, num_groups << kRoutePortBits);
     for (uint32_t h = 0; h < n; ++h) {
       const auto atts = of(h);
-      if (atts.size() == 1 && atts[0].group != kNoGroup)
-        route[h] = {atts[0].group, atts[0].node_port};
+      if (atts.size() != 1 || atts[0].group == kNoGroup) continue;
+      if (atts[0].node_port > kRoutePortMask) {
+        route.clear();
+        return;
+      }
+      route[h] = (atts[0].group << kRoutePortBits) | atts[0].node_port;
     }
   }
 };
@@ -172,7 +182,8 @@ class ForwardingTable {
     const auto atts = hosts_->of(dst);
     bool direct = false;
     for (const auto& a : atts) {
-      if (a.node == self_) {
+      // A cable to another host names that host's index, not a node id.
+      if (a.group != kNoGroup && a.node == self_) {
         f(a.node_port);
         direct = true;
       }
@@ -205,7 +216,7 @@ class ForwardingTable {
   // destination. Empty (size 0) while static routes exist.
   struct FastView {
     const uint32_t* table = nullptr;
-    const HostAttachments::Route* hosts = nullptr;
+    const uint32_t* hosts = nullptr;
     uint32_t size = 0;  // destinations covered: dst < size
     uint32_t own_group = kNoGroup;
   };
@@ -218,9 +229,9 @@ class ForwardingTable {
     if (dst >= v.size) return -1;
     uint32_t i = dst;
     if (v.hosts != nullptr) {
-      const HostAttachments::Route r = v.hosts[dst];
-      if (r.group == v.own_group) return r.port;
-      i = r.group;
+      const uint32_t r = v.hosts[dst];
+      i = HostAttachments::route_group(r);
+      if (i == v.own_group) return HostAttachments::route_port(r);
     }
     const uint32_t e = v.table[i];
     if (e == kNoFast) return -1;
@@ -280,7 +291,7 @@ class ForwardingTable {
   std::vector<uint32_t> set_offsets_;
   std::vector<uint32_t> set_ports_;
   std::vector<uint32_t> fast_;  // contract 6
-  const HostAttachments::Route* fast_hosts_ = nullptr;
+  const uint32_t* fast_hosts_ = nullptr;
   uint32_t fast_size_ = 0;
   uint32_t own_group_ = kNoGroup;
   std::vector<uint32_t> linear_;  // contract 5; empty: candidate lists

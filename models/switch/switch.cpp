@@ -204,8 +204,11 @@ void Switch::setup() {
         }
         const size_t at = point == EgressHook::kAtDequeue;
         hook_range_[(size_t{i} * lanes_ + pr) * 2 + at] = range;
-        const HookRange& first = hook_range_[size_t{pr} * 2 + at];  // port 0's
-        if (range.begin != first.begin || range.end != first.end)
+        // Uniform: the same hooks as port 0's (compared by content: two
+        // equal lists may have been given different ranges).
+        const HookRange& first = hook_range_[size_t{pr} * 2 + at];
+        if (!std::equal(hook_list_.begin() + range.begin, hook_list_.begin() + range.end,
+                        hook_list_.begin() + first.begin, hook_list_.begin() + first.end))
           hot_.uniform_hooks &= static_cast<uint8_t>(~point);
       }
     }

@@ -48,7 +48,7 @@
 namespace rdmasim {
 
 struct SwitchCounters {
-  uint64_t forwarded = 0;  // (kept in Switch::Hot while running; counters() fills it in)
+  uint64_t forwarded = 0;  // (the egress queues' enqueued counts; counters() fills it in)
   uint64_t dropped_no_route = 0;
   uint64_t pfc_sent = 0;      // pause and resume frames sent
   uint64_t pfc_received = 0;  // pause and resume frames received
@@ -165,6 +165,8 @@ class Switch : public Node, private ControlSink {
     c.ecn_marked = ecn_ ? ecn_->marked() : 0;
     return c;
   }
+  // Pause and resume frames sent so far (counters() sums every queue).
+  uint64_t pfc_sent() const { return counters_.pfc_sent; }
   // The ECN marker, if fabric.switch.ecn is enabled.
   const EcnMarker* ecn_marker() const { return ecn_.get(); }
   // `end`: the time an open credit wait is counted up to (the run's end when

@@ -67,7 +67,7 @@ class WindowRecorder : public Component {
       c.cc += traffic_.cc_counts(i);
     }
     for (const Link* l : links_) c.links.push_back(l->counters());
-    for (const Switch* s : switches_) c.pfc_frames_sent += s->counters().pfc_sent;
+    for (const Switch* s : switches_) c.pfc_frames_sent += s->pfc_sent();
     return c;
   }
   // The snapshots, if the run reached their times.

@@ -243,3 +243,25 @@ TEST_CASE("ECMP select picks the hashed port among the equal-cost ones", "[quick
   }
   CHECK(checked > 0);
 }
+
+// Contract 6's packed host routes: group << 12 | port. A port or a group
+// count that does not fit leaves every host to the general walk (no route
+// array), never a truncated port.
+TEST_CASE("host routes are packed, or absent when they do not fit", "[quick][routing]") {
+  HostAttachments h;
+  h.offsets = {0, 1, 2, 4, 4};
+  h.items = {{7, 3, 0, 5}, {9, 4095, 0, 2}, {7, 1, 0, 5}, {9, 2, 1, 2}};
+  h.build_routes(6);
+  REQUIRE(h.route.size() == 4);
+  CHECK(HostAttachments::route_group(h.route[0]) == 5);
+  CHECK(HostAttachments::route_port(h.route[0]) == 3);
+  CHECK(HostAttachments::route_port(h.route[1]) == 4095);
+  CHECK(HostAttachments::route_group(h.route[2]) == 6);  // dual-homed: general walk
+  CHECK(HostAttachments::route_group(h.route[3]) == 6);  // not cabled
+  h.items[1].node_port = 4096;
+  h.build_routes(6);
+  CHECK(h.route.empty());
+  h.items[1].node_port = 1;
+  h.build_routes(HostAttachments::kRouteMaxGroups);
+  CHECK(h.route.empty());
+}

@@ -116,3 +116,24 @@ TEST_CASE("two hosts cabled to each other are reachable without a switch", "[qui
   CHECK_FALSE(r.unreachable());
   CHECK(r.switch_hops(0, 1) == 0u);
 }
+
+TEST_CASE("a host cabled to another host is not taken for a switch's own", "[quick][routing]") {
+  // Switches first, so switch b's node id (1) is host h1's index; h0 is
+  // cabled to h1 and to a. Found in review: b answered h1's port towards
+  // h0 (3, beyond b's two ports) for the attachment naming host 1.
+  Topology t;
+  const uint32_t a = t.add_switch("a"), b = t.add_switch("b");
+  t.add_link(a, b, kRate, kDelay);  // a port 0, b port 0
+  const uint32_t h0 = t.add_host("h0"), h1 = t.add_host("h1"), h2 = t.add_host("h2");
+  t.add_link(h2, b, kRate, kDelay);  // b port 1
+  t.add_link(h1, a, kRate, kDelay);  // a port 1
+  t.add_link(h1, t.add_host("h3"), kRate, kDelay);
+  t.add_link(h1, t.add_host("h4"), kRate, kDelay);
+  t.add_link(h0, h1, kRate, kDelay);  // h1 port 3
+  t.add_link(h0, a, kRate, kDelay);   // a port 2
+  const Routes r = compute_routes(t);
+  REQUIRE(t.node(h1).host_index == b);
+  CHECK(ports_of(r, b, t.node(h0).host_index) == std::vector<uint32_t>{0});
+  CHECK(r.table(b).select(t.node(h0).host_index, 12345) == 0);
+  CHECK(r.table(a).select(t.node(h0).host_index, 12345) == 2);
+}
