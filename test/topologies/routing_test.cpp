@@ -137,3 +137,68 @@ TEST_CASE("a host cabled to another host is not taken for a switch's own", "[qui
   CHECK(r.table(b).select(t.node(h0).host_index, 12345) == 0);
   CHECK(r.table(a).select(t.node(h0).host_index, 12345) == 2);
 }
+
+namespace {
+// Every switch, every destination (and two beyond the hosts), several flow
+// keys: select() and the fast table (when it answers) give the general
+// walk's port, mix64(key) mod n among for_each_port's.
+void check_fast_table(const Topology& t, const Routes& r, uint32_t& answered) {
+  for (uint32_t s = 0; s < t.nodes().size(); ++s) {
+    if (t.node(s).kind != NodeKind::kSwitch) continue;
+    const ForwardingTable& f = r.table(s);
+    for (uint32_t d = 0; d < t.num_hosts() + 2; ++d) {
+      const std::vector<uint32_t> ports = ports_of(r, s, d);
+      for (const uint64_t key : {uint64_t{0}, uint64_t{1}, uint64_t{12345}, ~uint64_t{0}}) {
+        const int64_t expected =
+            ports.empty() ? -1 : int64_t{ports[ForwardingTable::pick(key, ports.size())]};
+        CHECK(f.select(d, key) == expected);
+        const int64_t fast = ForwardingTable::fast_select(f.fast_view(), d, key);
+        if (fast >= 0) {
+          CHECK(fast == expected);
+          ++answered;
+        }
+      }
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("the fast table gives the general walk's port on irregular fabrics", "[quick][routing]") {
+  uint32_t answered = 0;
+  {  // two GPUs on an NVSwitch, each also on its own rail leaf (dual-homed)
+    Topology t;
+    const uint32_t g0 = t.add_host("g0"), g1 = t.add_host("g1");
+    const uint32_t nvs = t.add_switch("nvs", Tier::kNvSwitch);
+    const uint32_t r0 = t.add_switch("rail0", Tier::kLeaf), r1 = t.add_switch("rail1", Tier::kLeaf);
+    const uint32_t sp = t.add_switch("spine", Tier::kSpine);
+    for (const auto& [a, b] : std::vector<std::pair<uint32_t, uint32_t>>{
+             {g0, r0}, {g0, nvs}, {g1, r1}, {g1, nvs}, {r0, sp}, {r1, sp}})
+      t.add_link(a, b, kRate, kDelay);
+    check_fast_table(t, compute_routes(t), answered);
+  }
+  // Switches first (node ids overlap host indices); a host cabled only to a
+  // host, one to a host and a switch, one dual-homed, one cabled twice to
+  // one switch; then the same with a static route.
+  Topology t;
+  const uint32_t a = t.add_switch("a"), b = t.add_switch("b"), c = t.add_switch("c");
+  t.add_link(a, c, kRate, kDelay);
+  t.add_link(b, c, kRate, kDelay);
+  t.add_link(a, b, kRate, kDelay);
+  std::vector<uint32_t> h;
+  for (int i = 0; i < 6; ++i) h.push_back(t.add_host("h" + std::to_string(i)));
+  for (const auto& [x, y] : std::vector<std::pair<uint32_t, uint32_t>>{{h[0], a},
+                                                                       {h[1], h[0]},
+                                                                       {h[2], h[3]},
+                                                                       {h[2], b},
+                                                                       {h[3], b},
+                                                                       {h[4], a},
+                                                                       {h[4], b},
+                                                                       {h[5], a},
+                                                                       {h[5], a}})
+    t.add_link(x, y, kRate, kDelay);
+  for (const uint32_t sw : {a, b, c})
+    t.add_link(t.add_host("s" + std::to_string(sw)), sw, kRate, kDelay);
+  check_fast_table(t, compute_routes(t), answered);
+  check_fast_table(t, compute_routes(t, {StaticRoute{a, 3, {0}}}), answered);
+  CHECK(answered > 0);
+}
