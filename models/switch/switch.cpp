@@ -154,6 +154,8 @@ void Switch::setup() {
     pause_ignored_span_[i] = auto_headroom_for(i) / port(i).link()->rate();
   hot_.watchdog_forward = cfg_.watchdog.enabled && cfg_.watchdog.action == WatchdogAction::kForward;
   hot_.ib = ib_qos_ != nullptr;
+  hot_.credited =
+      std::any_of(ports_.begin(), ports_.end(), [](const Port& pt) { return pt.fc.credited(); });
   checks_ = sim().checks();
   if (checks_) losses_ = std::make_unique<LossLedger>();
   mmu_ = std::make_unique<Mmu>(cfg_, n, std::move(headroom), lanes_);
@@ -389,7 +391,7 @@ void Switch::forward(PacketHandle p) {
     run_hooks<EgressHook::kAtEnqueue>(*p, out);
   Port& pt = hot_.ports[out];
   pt.queues.push(prio, std::move(p));
-  if (pt.fc.credited()) [[unlikely]] {
+  if (hot_.credited && pt.fc.credited()) [[unlikely]] {
     if (!pt.head_since.empty() && pt.queues.packets(prio) == 1) new_head(pt, prio, ctx().now());
     note_credit_waits(pt, ctx().now());
   }
@@ -436,7 +438,7 @@ PacketHandle Switch::next_packet(uint32_t port) {
   if (q.has_control()) return q.pop_control();
   if (q.nonempty_mask() == 0) return {};
   const Time now = ctx().now();
-  if (pt.fc.credited()) [[unlikely]]
+  if (hot_.credited && pt.fc.credited()) [[unlikely]]
     note_credit_waits(pt, now);
   PacketHandle p =
       pt.arb == nullptr ? q.pop(allowed(pt, now), hcfg(), now) : pop_arbitrated(pt, now);
@@ -454,9 +456,11 @@ PacketHandle Switch::next_packet(uint32_t port) {
   hot_.mmu->release(p->ingress_port, p->ingress_priority, port, p->priority, p->accounted);
   const uint32_t in = p->ingress_port;
   const uint8_t in_prio = p->ingress_priority;
-  pt.fc.on_transmit(p->priority, *p);
-  if (pt.fc.credited() && !pt.head_since.empty() && pt.queues.packets(p->priority) > 0) [[unlikely]]
-    new_head(pt, p->priority, now);
+  if (hot_.credited) [[unlikely]] {
+    pt.fc.on_transmit(p->priority, *p);
+    if (pt.fc.credited() && !pt.head_since.empty() && pt.queues.packets(p->priority) > 0)
+      new_head(pt, p->priority, now);
+  }
   hot_.ports[in].fc.on_departure(in_prio, p->wire_bytes,
                                  [&] { return hot_.mmu->xon_due(in, in_prio); });
   return p;

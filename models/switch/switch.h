@@ -295,6 +295,9 @@ class Switch : public Node, private ControlSink {
     uint8_t uniform_hooks = 0;      // Points whose hooks per priority are the same on every port
     bool watchdog_forward = false;  // the watchdog's action is forward: mark what it sends
     bool ib = false;                // InfiniBand: lanes are VLs, chosen by SL (ib_qos_)
+    // Some port runs credits: without, a packet's egress port's flow
+    // control is never read (PFC acts at ingress), a line per hop less.
+    bool credited = false;
   };
   static_assert(sizeof(Hot) == 64);
   const SwitchConfig& hcfg() const { return *hot_.cfg; }
