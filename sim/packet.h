@@ -140,7 +140,12 @@ struct alignas(64) Packet {
     struct {              // InfiniBand flow-control packet
       uint64_t fc_fccl;   // credit limit granted, in 64-byte blocks (absolute, not mod 4096)
       uint64_t fc_fctbs;  // blocks the sending port has sent on fc_vl (its FCTBS, absolute)
-      uint8_t fc_vl;      // the VL it is for
+      // The model's shared-pool handshake (models/flow_control/credits.h),
+      // not wire fields: a lowered FCCL carries its revocation number, and
+      // every packet the number of the last revocation its sender obeyed.
+      uint32_t fc_revoke;  // nonzero: this FCCL revokes a claim (revocation number)
+      uint32_t fc_obeyed;  // the last revocation number on fc_vl its sender obeyed
+      uint8_t fc_vl;       // the VL it is for
     };
   };
 };

@@ -30,7 +30,8 @@ void Credits::attach(Partition& ctx, ControlSink& sink, uint32_t port, uint32_t 
   // whole VL buffer of its receiver (same size at both ends), within the
   // widest window a grant can express; the shared pool is granted as VLs
   // get busy.
-  for (Lane& l : lane_) l.limit = l.granted = std::min(buffer_blocks_, kIbMaxCreditWindow);
+  for (Lane& l : lane_)
+    l.limit = l.granted = l.promised = std::min(buffer_blocks_, kIbMaxCreditWindow);
   if (!params.period.is_infinite()) ctx.schedule_in(period_, params.period);
 }
 
@@ -55,9 +56,20 @@ Time Credits::on_control_frame(const Packet& f, Time now) {
   if (f.fc_vl >= lanes()) return Time::infinite();
   Lane& l = lane_[f.fc_vl];
   // Transmit: the grant joins the FIFO of grants in flight, each usable
-  // tx_delay after its own arrival; FCCL only grows.
+  // tx_delay after its own arrival; FCCL only grows, but for a revocation.
   while (!l.pending.empty() && l.pending.front().usable_at <= now)
     l.limit = l.pending.pop_front().fccl;
+  if (f.fc_revoke != 0) {
+    // Obeyed at once: no earlier, larger grant is used from now on. The
+    // answer (the next update's flow-control packet on this VL) says so,
+    // behind everything sent before.
+    l.limit = std::min(l.limit, f.fc_fccl);
+    for (size_t i = 0; i < l.pending.size(); ++i)
+      l.pending[i].fccl = std::min(l.pending[i].fccl, f.fc_fccl);
+    l.obeyed = std::max(l.obeyed, f.fc_revoke);
+    answer_ |= 1U << f.fc_vl;
+    request_update();
+  }
   const uint64_t newest = l.pending.empty() ? l.limit : l.pending[l.pending.size() - 1].fccl;
   const uint64_t fccl = std::max(newest, f.fc_fccl);
   const Time usable = now + params_.tx_delay;
@@ -71,6 +83,15 @@ Time Credits::on_control_frame(const Packet& f, Time now) {
   // the way, which hold no buffer: grant them back.
   if (f.fc_fctbs > l.abr) {
     l.abr = f.fc_fctbs;
+    changed_ |= 1U << f.fc_vl;
+    request_update();
+  }
+  // The sender answered the last revocation: what it sent under the older
+  // grants has all arrived (it travelled ahead of this packet), so only the
+  // grants since then still commit blocks.
+  if (l.revoking && f.fc_obeyed >= l.revoked) {
+    l.revoking = false;
+    l.promised = l.granted;
     changed_ |= 1U << f.fc_vl;
     request_update();
   }
@@ -108,6 +129,13 @@ void Credits::on_departure(uint8_t lane, uint32_t wire) {
   request_update();
 }
 
+void Credits::note_pool_use() {
+  uint64_t used = 0;
+  for (const Lane& l : lane_) used += l.occupied > buffer_blocks_ ? l.occupied - buffer_blocks_ : 0;
+  peak_pool_use_ = std::max(peak_pool_use_, used);
+  if (used > shared_blocks_) ++overfull_;
+}
+
 void Credits::request_update() {
   if (!update_scheduled_) {
     update_scheduled_ = true;
@@ -118,14 +146,40 @@ void Credits::request_update() {
 void Credits::send(uint8_t lane) {
   Lane& l = lane_[lane];
   l.granted = grant(lane);
+  l.promised = std::max(l.promised, l.granted);
   l.abr_granted = l.abr;
+  emit(lane);
+}
+
+void Credits::emit(uint8_t lane) {
+  Lane& l = lane_[lane];
   ++packets_sent_;
   ++l.fc_sent;
-  sink_->emit_link_control(port_, make_ib_flow_control(*ctx_, lane, l.granted, l.sent));
+  // An unanswered revocation rides on every packet for the VL, so a lost
+  // one is repeated by the next (a periodic one at the latest).
+  sink_->emit_link_control(port_, make_ib_flow_control(*ctx_, lane, l.granted, l.sent,
+                                                       l.revoking ? l.revoked : 0, l.obeyed));
+}
+
+void Credits::revoke(uint8_t lane) {
+  // Only an idle lane (nothing held) is revoked: its grant falls to ABR +
+  // its own buffer, and its sender's larger grant stays committed
+  // (`promised`) until the answer.
+  Lane& l = lane_[lane];
+  assert(l.occupied == 0 && !l.revoking);
+  l.granted = l.abr + std::min(buffer_blocks_, kIbMaxCreditWindow);
+  assert(l.granted < l.promised);
+  ++l.revoked;
+  l.revoking = true;
+  emit(lane);
 }
 
 void Credits::on_update() {
   update_scheduled_ = false;
+  // Answer the revocations obeyed since the last update.
+  for (uint32_t lanes = answer_; lanes != 0; lanes &= lanes - 1)
+    send(static_cast<uint8_t>(__builtin_ctz(lanes)));
+  answer_ = 0;
   // A static split's grant grows only on a lane that freed blocks or took
   // its neighbour's FCTBS; with a pool any busy lane's share may have grown.
   if (shared_blocks_ == 0) {
@@ -137,6 +191,14 @@ void Credits::on_update() {
     return;
   }
   changed_ = 0;
+  // An idle lane's claim is taken back while another lane is busy (a lane
+  // that is busy again later claims anew).
+  bool any_busy = false;
+  for (const Lane& l : lane_) any_busy = any_busy || busy(l);
+  for (uint8_t i = 0; any_busy && i < lanes(); ++i) {
+    const Lane& l = lane_[i];
+    if (!busy(l) && !l.revoking && committed(l) > buffer_blocks_) revoke(i);
+  }
   // With a pool: every lane, until no grant grows (a lane that stops being
   // busy raises the others' equal shares). Each pass that sends commits
   // blocks, so the passes end.

@@ -29,15 +29,24 @@
 //
 // Shared buffer: a port may also have `shared_buffer` bytes that its data
 // VLs share beyond each one's own `vl_buffer` (static split when 0). A VL
-// commits what it holds plus what it has granted and not yet received; its
-// commitment beyond its own buffer comes from the pool, and a grant never
-// lets the VLs' claims on the pool exceed it, so nothing is ever dropped. A
-// VL claims pool space only while busy (it holds packets, or has received
-// some since the last update looked at it), at most the unclaimed pool and
-// an equal share among the busy VLs. A grant, once given, is never taken
-// back, so a VL whose sender stops keeps the claim of its last grant
-// (known defect: a VL busy later gets only its own buffer; revoking needs a
-// handshake on FCTBS that the model does not have).
+// commits what it holds plus the credits its sender may still use (the
+// largest FCCL it may act on, less ABR); its commitment beyond its own
+// buffer is its claim on the pool, and a grant never lets the claims exceed
+// the pool, so nothing is ever dropped. A VL claims pool space only while
+// busy (it holds packets, or has received some since the last update looked
+// at it), at most the unclaimed pool and an equal share among the busy VLs.
+//
+// An idle VL's claim is taken back when another VL is busy, by a handshake
+// (IBA leaves shared buffers to the implementation; this is the model's):
+// the receiver sends a lowered FCCL (ABR + its own buffer) marked with a
+// revocation number; the sender obeys on arrival (no older, larger grant
+// may be used after it) and answers with a flow-control packet on that VL
+// saying it obeyed. Until the answer arrives the receiver still counts the
+// old grant as committed; the answer travels behind every packet sent
+// under the old grant, so when it arrives they have all been counted in
+// ABR and the claim is only what the lowered grant allows. While a
+// revocation is unanswered every flow-control packet for the VL repeats
+// it, so with a finite `period` a lost one is sent again.
 //
 // VL15 (management) is not flow-controlled (IBA C7-18): a lane at or above
 // lanes() may always send and takes no credits. The links are initialized
@@ -65,8 +74,11 @@ inline constexpr uint64_t kIbMaxCreditWindow = 2048;
 
 // Builds a flow-control packet granting `fccl` blocks on `vl`, from a port
 // that has sent `fctbs` blocks on it.
+// `revoke` (nonzero) marks a lowered FCCL with its revocation number;
+// `obeyed` is the last revocation on `vl` the sending port obeyed.
 template <class Maker>
-PacketHandle make_ib_flow_control(Maker& maker, uint8_t vl, uint64_t fccl, uint64_t fctbs) {
+PacketHandle make_ib_flow_control(Maker& maker, uint8_t vl, uint64_t fccl, uint64_t fctbs,
+                                  uint32_t revoke = 0, uint32_t obeyed = 0) {
   PacketHandle f = maker.make_packet();
   f->kind = PacketKind::kIbFlowControl;
   const HeaderSet h = InfinibandFormat::flow_control();
@@ -75,6 +87,8 @@ PacketHandle make_ib_flow_control(Maker& maker, uint8_t vl, uint64_t fccl, uint6
   f->fc_vl = vl;
   f->fc_fccl = fccl;
   f->fc_fctbs = fctbs;
+  f->fc_revoke = revoke;
+  f->fc_obeyed = obeyed;
   return f;
 }
 
@@ -171,13 +185,22 @@ class Credits final : public LinkFlowControl {
     const uint64_t blocks = ib_credits(wire);
     lane_[lane].occupied += blocks;
     lane_[lane].abr += blocks;
+    if (lane_[lane].occupied > buffer_blocks_) [[unlikely]]
+      note_pool_use();
   }
+  // Arrivals that found the port's buffer full (a VL beyond its own buffer
+  // while the pool was used up): zero whatever the traffic, since grants
+  // never promise more than there is; tests check it.
+  uint64_t overfull() const { return overfull_; }
+  // The most blocks of the pool that packets held at once.
+  uint64_t peak_pool_use() const { return peak_pool_use_; }
   void on_departure(uint8_t lane, uint32_t wire);
   // Blocks of `lane`'s buffer in use.
   uint64_t occupied(uint8_t lane) const { return lane_[lane].occupied; }
   // Blocks received on `lane` (ABR, resynchronised to the neighbour's FCTBS).
   uint64_t blocks_received(uint8_t lane) const { return lane_[lane].abr; }
-  // The FCCL this port grants on `lane` now (never below the last granted).
+  // The FCCL this port grants on `lane` now (never below the last granted,
+  // which only a revocation lowers).
   uint64_t grant(uint8_t lane) const {
     const Lane& l = lane_[lane];
     return std::max(l.granted, l.abr + std::min(room(lane), kIbMaxCreditWindow));
@@ -187,6 +210,12 @@ class Credits final : public LinkFlowControl {
   bool holding(uint8_t lane) const override { return room(lane) == 0; }
   // Blocks of the shared pool the VLs have claimed.
   uint64_t shared_claimed() const;
+  // Revocations of `lane`'s claim this port has sent, and whether the last
+  // is still unanswered.
+  uint32_t revocations(uint8_t lane) const { return lane_[lane].revoked; }
+  bool revoking(uint8_t lane) const { return lane_[lane].revoking; }
+  // The last revocation on `lane` this port, as sender, obeyed.
+  uint32_t obeyed(uint8_t lane) const { return lane_[lane].obeyed; }
   uint64_t packets_sent() const { return packets_sent_; }
   // Flow-control packets this port sent for `lane`.
   uint64_t packets_sent(uint8_t lane) const { return lane_[lane].fc_sent; }
@@ -203,12 +232,16 @@ class Credits final : public LinkFlowControl {
     Ring<Grant> pending;                 // received grants not yet usable, oldest first
     Time wait_since = Time::infinite();  // its head has waited for credits since then
     Time xmit_wait;                      // time waited for credits before wait_since
+    uint32_t obeyed = 0;                 // the last revocation number obeyed
     // receive
     uint64_t occupied = 0;     // blocks in the buffer
     uint64_t abr = 0;          // blocks received (adjusted to the sender's FCTBS)
     uint64_t granted = 0;      // FCCL of the last flow-control packet sent
+    uint64_t promised = 0;     // the largest FCCL the sender may still use (>= granted)
     uint64_t fc_sent = 0;      // flow-control packets sent for this VL
     uint64_t abr_granted = 0;  // ABR when an update last looked at this lane
+    uint32_t revoked = 0;      // revocation number of the last lowered FCCL sent
+    bool revoking = false;     // ... and its sender has not answered yet
   };
   // Blocks `lane` may still be granted beyond what it holds: its own buffer
   // and, while it is busy, its share of the pool (pool_share).
@@ -225,13 +258,16 @@ class Credits final : public LinkFlowControl {
   // most an equal share among the busy VLs (so a VL that claimed the pool
   // first gives it up to the others as its own packets leave).
   uint64_t pool_share(uint8_t lane) const;
-  // Blocks held or granted and not yet received by `lane`.
+  // Blocks held by `lane` or that its sender may still send.
   uint64_t committed(const Lane& l) const {
-    return l.occupied + (l.granted > l.abr ? l.granted - l.abr : 0);
+    return l.occupied + (l.promised > l.abr ? l.promised - l.abr : 0);
   }
   uint64_t claimed_except(uint8_t lane) const;
+  void note_pool_use();
   void request_update();
   void send(uint8_t lane);
+  void emit(uint8_t lane);
+  void revoke(uint8_t lane);
   void on_update();
   void on_period();
 
@@ -239,12 +275,15 @@ class Credits final : public LinkFlowControl {
   uint64_t buffer_blocks_ = 0;
   uint64_t shared_blocks_ = 0;
   uint64_t packets_sent_ = 0;
+  uint64_t overfull_ = 0;
+  uint64_t peak_pool_use_ = 0;
   Partition* ctx_ = nullptr;
   ControlSink* sink_ = nullptr;
   uint32_t port_ = 0;
   Params params_;
   bool update_scheduled_ = false;
   uint32_t changed_ = 0;  // lanes that freed blocks or resynchronised ABR since the last update
+  uint32_t answer_ = 0;   // lanes whose revocation this port obeyed and must answer
   MemberEvent<Credits, &Credits::on_update> update_;
   MemberEvent<Credits, &Credits::on_period> period_;
 };

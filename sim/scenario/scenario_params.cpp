@@ -44,8 +44,8 @@ const Fields<Credits::Params>& credits_params() {
         .doc(
             "receive buffer of every port shared by its data VLs beyond their own vl_buffer (0: a "
             "static split; at most 1 MiB); a busy VL claims at most an equal share among the busy "
-            "VLs, the claims never exceed it, and a VL that goes idle keeps its last claim "
-            "(docs/infiniband.md)")
+            "VLs, the claims never exceed it, and an idle VL's claim is revoked by a handshake "
+            "once another VL is busy (docs/infiniband.md)")
         .source("model (shared buffers with per-VL minimums, as switch ASICs offer)");
     f.time("rx_delay", &P::rx_delay)
         .doc(

@@ -40,12 +40,14 @@ std::string v2_cable(const std::string& rate, const std::string& bf,
 // else one per t_ser. A loop off by the smallest term of t_loop (the 6-byte
 // flow-control packet, 120 ps at NDR) drifts by more than a loop over the
 // window and changes the count. No loss either.
-void check_credit_loop(const std::string& json, Time t_ser, Time t_loop, int64_t w) {
+// (From `from` on, when the flow measured starts later.)
+void check_credit_loop(const std::string& json, Time t_ser, Time t_loop, int64_t w,
+                       Time from = Time::zero()) {
   const Scenario sc = load_scenario_text(json, "v2");
   ScenarioSim s(sc);
   s.sim.setup();
   const int n = 10'000;
-  const Time t1 = 100 * t_loop;
+  const Time t1 = from + 100 * t_loop;
   auto received = [&] { return s.nics[1]->counters().data_packets_received; };
   s.sim.run(t1);
   const uint64_t before = received();
@@ -91,4 +93,24 @@ TEST_CASE("Shared VL buffer on a cable: the pool adds to a busy VL's credit wind
                     t_loop_at(BitRate::gbps(100)), 3);
   check_credit_loop(v2_cable("NDR", "8KiB", "48KiB"), Bytes(4122) / BitRate::gbps(400),
                     t_loop_at(BitRate::gbps(400)), 13);
+}
+
+TEST_CASE("Shared VL buffer on a cable: a VL busy after another went idle gets the whole pool",
+          "[quick][scenario][infiniband]") {
+  // V2's cable at NDR with 8 KiB per VL and 48 KiB of pool, two data VLs.
+  // A 1 MiB WRITE on VL0 claims the whole pool and ends; at 50 us a long
+  // WRITE starts on VL1. The pool is taken back from idle VL0 (a lowered
+  // FCCL and its answer), so VL1's window is 8 + 48 KiB: exactly 13 packets
+  // per t_loop, as for one VL alone. Without revocation VL0 would keep its
+  // claim and VL1 would have its own 8 KiB, one packet per loop.
+  const std::string json = R"({"fabric": {"transport": "infiniband", "mtu": 4096,
+      "link": {"rate": "NDR", "delay": "500ns"}, "nic": {"ack_interval": 1000000},
+      "infiniband": {"op_vls": 2,
+                     "credits": {"vl_buffer": "8KiB", "shared_buffer": "48KiB"}}},
+    "topology": {"kind": "graph", "hosts": ["h0", "h1"], "links": [{"a": "h0", "b": "h1"}]},
+    "traffic": [{"kind": "flow", "src": "h0", "dst": "h1", "size": "1MiB", "sl": 0},
+                {"kind": "flow", "src": "h0", "dst": "h1", "size": "1GiB", "sl": 1,
+                 "start": "50us"}]})";
+  check_credit_loop(json, Bytes(4122) / BitRate::gbps(400), t_loop_at(BitRate::gbps(400)), 13,
+                    Time::us(50));
 }

@@ -364,9 +364,11 @@ TEST_CASE("credits: a shared pool beyond each VL's own buffer, claimed by busy V
     explicit Sink(Simulation& s) : Component(s, "sink") {}
     void emit_link_control(uint32_t, PacketHandle f) override {
       last[f->fc_vl] = f->fc_fccl;
+      revoke[f->fc_vl] = f->fc_revoke;
       ++sent;
     }
     std::map<int, uint64_t> last;
+    std::map<int, uint32_t> revoke;
     int sent = 0;
   };
   Sink& sink = sim.add<Sink>();
@@ -415,14 +417,125 @@ TEST_CASE("credits: a shared pool beyond each VL's own buffer, claimed by busy V
   CHECK(c.grant(1) == g1);
   CHECK_FALSE(c.holding(1));
   CHECK(c.shared_claimed() == 300);  // never more than the pool
-  // VL1's packets leave. The update that follows still finds VL1 busy (it
-  // received since it was last looked at) and grants it the pool VL0 does
-  // not claim: FCCL = ABR 195 + 100 + 150. Its sender has stopped, so that
-  // claim stays with both VLs idle: the known defect (docs/infiniband.md),
-  // pinned here so that a fix shows. The claims still never exceed the pool.
+  // VL1's packets leave. The update that follows finds VL1 busy (it
+  // received since it was last looked at) and VL0 idle with a claim of 150
+  // (FCCL 705, ABR 455): VL0's claim is revoked, its grant lowered to ABR +
+  // its own buffer, with revocation number 1. Until VL0's sender answers,
+  // its old grant still counts, so VL1 gets only the other half: FCCL =
+  // ABR 195 + 100 + 150.
   for (int i = 0; i < 3; ++i) c.on_departure(1, 4122);
   sim.run();
   CHECK(sink.last.at(1) == 195 + 100 + 150);
+  CHECK(sink.last.at(0) == 455 + 100);
+  CHECK(sink.revoke.at(0) == 1);
+  CHECK(c.revoking(0));
   CHECK(c.shared_claimed() == 300);
-  CHECK(c.grant(0) == 455 + 100 + 150);  // idle VL0: no more than it had
+  // VL0's sender answers (its flow-control packet on VL0 says it obeyed
+  // revocation 1): VL0 claims nothing now. VL1 has gone idle too, so
+  // nothing is revoked or granted: VL1 keeps its claim of 150.
+  PacketHandle answer = make_ib_flow_control(sim, 0, 0, 455, 0, 1);
+  c.on_control_frame(*answer, sim.now());
+  CHECK_FALSE(c.revoking(0));
+  CHECK(c.shared_claimed() == 150);
+  const int sent = sink.sent;
+  sim.run();
+  CHECK(sink.sent == sent);
+  // VL0 is busy again: idle VL1's claim is revoked (FCCL 195 + 100), and
+  // VL0 gets the 150 that are free: FCCL = ABR 520 + 100 + 150.
+  c.on_arrival(0, 4122);
+  c.on_departure(0, 4122);
+  sim.run();
+  CHECK(sink.last.at(1) == 195 + 100);
+  CHECK(sink.revoke.at(1) == 1);
+  CHECK(sink.last.at(0) == 520 + 100 + 150);
+  CHECK(sink.revoke.at(0) == 0);
+  CHECK(c.shared_claimed() == 300);
+  // A packet for VL1 that does not answer the revocation changes nothing.
+  PacketHandle unrelated = make_ib_flow_control(sim, 1, 0, 195, 0, 0);
+  c.on_control_frame(*unrelated, sim.now());
+  CHECK(c.revoking(1));
+  CHECK(c.shared_claimed() == 300);
+  // Once VL1's sender answers and VL0 receives more, VL0 may claim the
+  // whole pool: FCCL = ABR 585 + 100 + 300.
+  PacketHandle answer1 = make_ib_flow_control(sim, 1, 0, 195, 0, 1);
+  c.on_control_frame(*answer1, sim.now());
+  CHECK(c.shared_claimed() == 150);
+  c.on_arrival(0, 4122);
+  c.on_departure(0, 4122);
+  sim.run();
+  CHECK(sink.last.at(0) == 585 + 100 + 300);
+  CHECK(c.shared_claimed() == 300);  // never more than the pool
+  CHECK(c.revocations(0) == 1);
+  CHECK(c.revocations(1) == 1);
+}
+
+// The sender's half of the handshake: a revocation takes effect on arrival
+// (grants in flight are cut to it, so no older grant is used after it) and
+// is answered by the next update's flow-control packet on that VL, which
+// carries the revocation number; a repeated revocation is answered again.
+TEST_CASE("credits: a sender obeys a revocation at once and answers it", "[quick][credits]") {
+  Simulation sim;
+  struct Sink : Component, ControlSink {
+    explicit Sink(Simulation& s) : Component(s, "sink") {}
+    void emit_link_control(uint32_t, PacketHandle f) override {
+      vl.push_back(f->fc_vl);
+      obeyed.push_back(f->fc_obeyed);
+      fctbs.push_back(f->fc_fctbs);
+      at.push_back(ctx().now());
+    }
+    std::vector<int> vl;
+    std::vector<uint32_t> obeyed;
+    std::vector<uint64_t> fctbs;
+    std::vector<Time> at;
+  };
+  Sink& sink = sim.add<Sink>();
+  sim.setup();
+  Credits c(2);
+  Credits::Params params;
+  params.vl_buffer = Bytes(64 * 100);
+  params.shared_buffer = Bytes(64 * 300);
+  params.tx_delay = Time::ns(100);
+  params.rx_delay = Time::ns(10);
+  c.attach(sim.partition(0), sink, 0, sink.id(), params);
+  PacketHandle p = sim.make_packet();
+  p->wire_bytes = 4122;  // 65 blocks
+  // A grant of 400 is in effect, one of 500 is in flight (usable at 150 ns).
+  PacketHandle g1 = make_ib_flow_control(sim, 1, 400, 0);
+  c.on_control_frame(*g1, Time::zero());
+  PacketHandle g2 = make_ib_flow_control(sim, 1, 500, 0);
+  c.on_control_frame(*g2, Time::ns(50));
+  CHECK(c.limit(1, Time::ns(100)) == 400);
+  c.on_transmit(1, *p);  // FCTBS 65
+  // At 120 ns a revocation lowers FCCL to 165: both older grants are cut to
+  // it at once (165 at 120 ns, not 400; 165 after 150 ns, not 500).
+  PacketHandle r = make_ib_flow_control(sim, 1, 165, 0, 1, 0);
+  CHECK(c.on_control_frame(*r, Time::ns(120)) == Time::ns(220));
+  CHECK(c.limit(1, Time::ns(120)) == 165);
+  CHECK(c.limit(1, Time::ns(1000)) == 165);
+  CHECK(c.obeyed(1) == 1);
+  CHECK(c.obeyed(0) == 0);
+  c.on_transmit(1, *p);  // FCTBS 130: 35 blocks left
+  CHECK_FALSE(c.may_send(1, *p, Time::ns(1000)));
+  // The answer: VL1's flow-control packet from the next update (rx_delay
+  // after the policy was told; the simulation clock is still at 0 here),
+  // with obeyed 1 and everything sent before it in its FCTBS.
+  sim.run();
+  REQUIRE(sink.vl.size() == 1);
+  CHECK(sink.vl[0] == 1);
+  CHECK(sink.obeyed[0] == 1);
+  CHECK(sink.fctbs[0] == 130);
+  CHECK(sink.at[0] == Time::ns(10));
+  // A later normal grant raises the limit again; a repeated revocation
+  // (the same number) is answered again, in case the answer was lost.
+  PacketHandle g3 = make_ib_flow_control(sim, 1, 300, 0);
+  c.on_control_frame(*g3, Time::ns(200));
+  CHECK(c.limit(1, Time::ns(299)) == 165);
+  CHECK(c.limit(1, Time::ns(300)) == 300);
+  PacketHandle again = make_ib_flow_control(sim, 1, 300, 0, 1, 0);
+  c.on_control_frame(*again, Time::ns(400));
+  CHECK(c.limit(1, Time::ns(400)) == 300);
+  sim.run();
+  REQUIRE(sink.vl.size() == 2);
+  CHECK(sink.vl[1] == 1);
+  CHECK(sink.obeyed[1] == 1);
 }
