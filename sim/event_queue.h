@@ -136,6 +136,7 @@ class EventQueue {
   void side_push(const Entry& e);
   void side_pop();
   void insert(Event& e);
+  void insert_current(const Entry& x);
   static void link(Event*& head, Event& e, uint8_t level);
   // Moves the events of level-1 bucket cursor_ into current_.
   void take_bucket();
