@@ -66,7 +66,7 @@ Time Credits::on_control_frame(const Packet& f, Time now) {
     l.limit = std::min(l.limit, f.fc_fccl);
     for (size_t i = 0; i < l.pending.size(); ++i)
       l.pending[i].fccl = std::min(l.pending[i].fccl, f.fc_fccl);
-    l.obeyed = std::max(l.obeyed, f.fc_revoke);
+    l.obeyed = f.fc_revoke;  // the newest: the link keeps their order
     answer_ |= 1U << f.fc_vl;
     request_update();
   }
@@ -89,7 +89,7 @@ Time Credits::on_control_frame(const Packet& f, Time now) {
   // The sender answered the last revocation: what it sent under the older
   // grants has all arrived (it travelled ahead of this packet), so only the
   // grants since then still commit blocks.
-  if (l.revoking && f.fc_obeyed >= l.revoked) {
+  if (l.revoking && f.fc_obeyed == l.revoked) {
     l.revoking = false;
     l.promised = l.granted;
     changed_ |= 1U << f.fc_vl;
@@ -169,7 +169,8 @@ void Credits::revoke(uint8_t lane) {
   assert(l.occupied == 0 && !l.revoking);
   l.granted = l.abr + std::min(buffer_blocks_, kIbMaxCreditWindow);
   assert(l.granted < l.promised);
-  ++l.revoked;
+  if (++l.revoked == 0) l.revoked = 1;
+  ++l.revocations;
   l.revoking = true;
   emit(lane);
 }

@@ -34,7 +34,8 @@
 // buffer is its claim on the pool, and a grant never lets the claims exceed
 // the pool, so nothing is ever dropped. A VL claims pool space only while
 // busy (it holds packets, or has received some since the last update looked
-// at it), at most the unclaimed pool and an equal share among the busy VLs.
+// at it or within `shared_idle`), at most the unclaimed pool and an equal
+// share among the busy VLs.
 //
 // An idle VL's claim is taken back when another VL is busy, by a handshake
 // (IBA leaves shared buffers to the implementation; this is the model's):
@@ -46,7 +47,10 @@
 // under the old grant, so when it arrives they have all been counted in
 // ABR and the claim is only what the lowered grant allows. While a
 // revocation is unanswered every flow-control packet for the VL repeats
-// it, so with a finite `period` a lost one is sent again.
+// it, so with a finite `period` a lost one is sent again. Busy includes
+// having received a data packet within `shared_idle`: a receiver that frees
+// packets at once finds a streaming VL between two arrivals at almost every
+// update, and neither its share nor its claim should flicker with that.
 //
 // VL15 (management) is not flow-controlled (IBA C7-18): a lane at or above
 // lanes() may always send and takes no credits. The links are initialized
@@ -101,6 +105,7 @@ class Credits final : public LinkFlowControl {
     Time coalesce;                     // gather freed blocks this long before sending
     Time period = Time::infinite();    // also send every VL's FCCL this often
     Bytes shared_buffer;               // shared by the data VLs beyond their vl_buffer
+    Time shared_idle = Time::us(10);   // a VL idle this long may lose its pool claim
   };
 
   explicit Credits(uint8_t lanes = kEthernetPriorities);
@@ -185,8 +190,13 @@ class Credits final : public LinkFlowControl {
     const uint64_t blocks = ib_credits(wire);
     lane_[lane].occupied += blocks;
     lane_[lane].abr += blocks;
-    if (lane_[lane].occupied > buffer_blocks_) [[unlikely]]
-      note_pool_use();
+    if (shared_blocks_ != 0) [[unlikely]] {
+      lane_[lane].last_arrival = ctx_->now();
+      lane_[lane].arrived = true;
+      if (lane_[lane].occupied > buffer_blocks_) note_pool_use();
+    } else if (lane_[lane].occupied > buffer_blocks_) [[unlikely]] {
+      ++overfull_;  // a static split: beyond its own buffer is beyond the port's
+    }
   }
   // Arrivals that found the port's buffer full (a VL beyond its own buffer
   // while the pool was used up): zero whatever the traffic, since grants
@@ -212,7 +222,7 @@ class Credits final : public LinkFlowControl {
   uint64_t shared_claimed() const;
   // Revocations of `lane`'s claim this port has sent, and whether the last
   // is still unanswered.
-  uint32_t revocations(uint8_t lane) const { return lane_[lane].revoked; }
+  uint64_t revocations(uint8_t lane) const { return lane_[lane].revocations; }
   bool revoking(uint8_t lane) const { return lane_[lane].revoking; }
   // The last revocation on `lane` this port, as sender, obeyed.
   uint32_t obeyed(uint8_t lane) const { return lane_[lane].obeyed; }
@@ -232,7 +242,7 @@ class Credits final : public LinkFlowControl {
     Ring<Grant> pending;                 // received grants not yet usable, oldest first
     Time wait_since = Time::infinite();  // its head has waited for credits since then
     Time xmit_wait;                      // time waited for credits before wait_since
-    uint32_t obeyed = 0;                 // the last revocation number obeyed
+    uint32_t obeyed = 0;                 // the last revocation number obeyed (0: none)
     // receive
     uint64_t occupied = 0;     // blocks in the buffer
     uint64_t abr = 0;          // blocks received (adjusted to the sender's FCTBS)
@@ -240,8 +250,14 @@ class Credits final : public LinkFlowControl {
     uint64_t promised = 0;     // the largest FCCL the sender may still use (>= granted)
     uint64_t fc_sent = 0;      // flow-control packets sent for this VL
     uint64_t abr_granted = 0;  // ABR when an update last looked at this lane
+    // Revocation numbers run 1, 2, ..., wrapping past 0 (which means none):
+    // an answer matches only the last one sent, and one is answered before
+    // the next is sent, so a number is never confused with an older one.
     uint32_t revoked = 0;      // revocation number of the last lowered FCCL sent
     bool revoking = false;     // ... and its sender has not answered yet
+    uint64_t revocations = 0;  // lowered FCCLs sent
+    Time last_arrival;         // of a data packet (kept only with a pool) ...
+    bool arrived = false;      // ... if there was one
   };
   // Blocks `lane` may still be granted beyond what it holds: its own buffer
   // and, while it is busy, its share of the pool (pool_share).
@@ -252,8 +268,13 @@ class Credits final : public LinkFlowControl {
       cap += pool_share(lane);
     return cap > l.occupied ? cap - l.occupied : 0;
   }
-  // Holds packets, or has received some since its last grant.
-  static bool busy(const Lane& l) { return l.occupied > 0 || l.abr > l.abr_granted; }
+  // Holds packets, or has received some since an update last looked at it,
+  // or within shared_idle (a streaming VL whose packets a receiver frees at
+  // once is often found between two arrivals; kept only with a pool).
+  bool busy(const Lane& l) const {
+    return l.occupied > 0 || l.abr > l.abr_granted ||
+           (l.arrived && ctx_->now() - l.last_arrival < params_.shared_idle);
+  }
   // The pool `lane` may claim: what the other VLs have not claimed, and at
   // most an equal share among the busy VLs (so a VL that claimed the pool
   // first gives it up to the others as its own packets leave).

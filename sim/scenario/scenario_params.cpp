@@ -47,6 +47,13 @@ const Fields<Credits::Params>& credits_params() {
             "VLs, the claims never exceed it, and an idle VL's claim is revoked by a handshake "
             "once another VL is busy (docs/infiniband.md)")
         .source("model (shared buffers with per-VL minimums, as switch ASICs offer)");
+    f.time("shared_idle_time", &P::shared_idle)
+        .doc(
+            "with a shared_buffer: how long a VL must have received nothing before its pool "
+            "claim may be revoked for a busy VL; longer than a credit loop (2 x link delay + a "
+            "packet's time), so that a VL streaming within its own buffer is not taken for idle "
+            "(0: any update that finds it empty)")
+        .source("model (docs/infiniband.md, Taking a claim back)");
     f.time("rx_delay", &P::rx_delay)
         .doc(
             "from blocks freed (or received blocks resynchronised) to the flow-control packet "

@@ -2,7 +2,8 @@
 // the physical bound, not just the grants. Four data VLs on every port of a
 // k = 4 fat-tree share a pool three times each VL's own buffer, with
 // WebSearch traffic on each VL, so VLs go idle while others are busy and
-// claims are revoked and re-granted throughout; 2 us links leave a long
+// claims are revoked and re-granted throughout (shared_idle_time 0, the
+// most revocations: any update that finds a VL empty); 2 us links leave a long
 // round trip for a sender to spend an old grant in. (A model that frees the
 // claim when it sends the revocation, not when the answer arrives,
 // overfills ports 17 times here.) Expected from the flow-control rule alone (IBA
@@ -23,7 +24,8 @@ TEST_CASE("Shared VL buffers on a fat-tree: revoked and re-granted claims never 
     "fabric": {"transport": "infiniband", "mtu": 4096,
                "link": {"rate": "EDR", "delay": "2us"},
                "infiniband": {"op_vls": 4,
-                              "credits": {"vl_buffer": "8KiB", "shared_buffer": "24KiB"}}},
+                              "credits": {"vl_buffer": "8KiB", "shared_buffer": "24KiB",
+                                          "shared_idle_time": "0s"}}},
     "topology": {"kind": "fat_tree", "k": 4},
     "traffic": [
       {"kind": "background", "cdf": "websearch", "load": 0.5, "duration": "300us", "sl": 0},

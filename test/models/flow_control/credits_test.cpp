@@ -377,6 +377,7 @@ TEST_CASE("credits: a shared pool beyond each VL's own buffer, claimed by busy V
   Credits::Params params;
   params.vl_buffer = Bytes(64 * 100);      // 100 blocks per VL
   params.shared_buffer = Bytes(64 * 300);  // and 300 shared
+  params.shared_idle = Time::zero();       // (the clock stays at 0 here)
   c.attach(sim.partition(0), sink, 0, sink.id(), params);
   // At start each VL has its own buffer granted, no more.
   CHECK(c.grant(0) == 100);
