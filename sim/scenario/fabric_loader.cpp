@@ -239,6 +239,13 @@ void read_ib_qos(JsonReader q, uint32_t op_vls, IbQos& ca, IbQos& swe) {
   q.finish();
 }
 
+// The keys of fabric.switch and fabric.nic that have no meaning on
+// InfiniBand (reject_pfc_keys refuses them).
+constexpr const char* kRoceOnlySwitchKeys[] = {"pfc",   "watchdog", "scheduler",
+                                               "trust", "dscp_map", "ecn"};
+constexpr const char* kRoceOnlyNicKeys[] = {
+    "data_dscp", "ack_dscp", "cnp_priority", "cnp_dscp", "pfc_response_delay", "rx_xoff", "rx_xon"};
+
 // PFC is what Ethernet ports run; InfiniBand ports run credits instead
 // (fabric.infiniband.credits), so PFC's keys have no meaning there.
 void reject_pfc_keys(JsonReader& r) {
@@ -250,6 +257,7 @@ void reject_pfc_keys(JsonReader& r) {
                         ": applies to transport \"roce_v2\" only (expected no " + key + ": " + why +
                         ")");
   };
+  // (Every key refused here is in kRoceOnlySwitchKeys or kRoceOnlyNicKeys.)
   reject("switch", "pfc");
   reject("switch", "watchdog");
   reject("switch", "scheduler",
@@ -377,6 +385,11 @@ void read_fabric(JsonReader r, FabricConfig& f) {
     f.sw.pfc.xoff = f.sw.buffer;
     f.sw.pfc.xon = f.sw.buffer;
     f.sw.pfc.headroom = Bytes(1);  // never used: the pool holds what credits admit
+    // The resolved scenario leaves out what reject_pfc_keys refuses, so
+    // that `rdmasim resolve`'s output loads (their defaults mean nothing here).
+    for (const char* k : kRoceOnlySwitchKeys) r.unresolve("switch", k);
+    for (const char* k : kRoceOnlyNicKeys) r.unresolve("nic", k);
+    r.unresolve("cc");
     return;
   }
   // The largest packet (a WRITE's first, with its RETH) must fit in a frame.

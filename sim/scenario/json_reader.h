@@ -109,6 +109,17 @@ class JsonReader {
   std::vector<JsonReader> objects(const std::string& key);
   // Records `v` as the resolved value of `key` (for values read through raw()).
   void resolve(const std::string& key, nlohmann::json v) { set_resolved(key, std::move(v)); }
+  // Leaves `key` (`key` of the object `object`, if given) out of the
+  // resolved scenario: a default that has no meaning in this scenario (a
+  // RoCE-only key on InfiniBand), so that the resolved scenario loads.
+  void unresolve(const std::string& key) {
+    if (resolved_ != nullptr) resolved_->erase(key);
+  }
+  void unresolve(const std::string& object, const std::string& key) {
+    if (resolved_ == nullptr) return;
+    auto it = resolved_->find(object);
+    if (it != resolved_->end() && it->is_object()) it->erase(key);
+  }
 
   // Contract 5.
   void finish();

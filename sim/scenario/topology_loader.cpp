@@ -282,6 +282,7 @@ TopologyInfo read_topology(JsonReader r, const FabricConfig& f, Topology& t,
         "InfiniBand packet's VL at every port is its SL's, fabric.infiniband.qos.sl2vl)");
   }
   read_rewrites(r, t, rewrites);
+  if (f.transport == Transport::kInfiniband) r.unresolve("priority_rewrite");  // as fabric's
   r.finish();
   return info;
 }
