@@ -168,11 +168,15 @@ class Credits final : public LinkFlowControl {
     if (waiting == !l.wait_since.is_infinite()) return;
     if (waiting) {
       l.wait_since = now;
+      waiting_ |= 1U << lane;
     } else {
       l.xmit_wait += now - l.wait_since;
       l.wait_since = Time::infinite();
+      waiting_ &= ~(1U << lane);
     }
   }
+  // The lanes whose head waits for credits (as last noted).
+  uint32_t waiting_mask() const { return waiting_; }
   // The time `lane` has waited for credits up to `now`.
   Time xmit_wait(uint8_t lane, Time now) const {
     const Lane& l = lane_[lane];
@@ -305,6 +309,7 @@ class Credits final : public LinkFlowControl {
   bool update_scheduled_ = false;
   uint32_t changed_ = 0;  // lanes that freed blocks or resynchronised ABR since the last update
   uint32_t answer_ = 0;   // lanes whose revocation this port obeyed and must answer
+  uint32_t waiting_ = 0;  // lanes noted waiting (wait_since finite)
   MemberEvent<Credits, &Credits::on_update> update_;
   MemberEvent<Credits, &Credits::on_period> period_;
 };

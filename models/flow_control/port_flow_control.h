@@ -151,6 +151,8 @@ class PortFlowControl {
   }
   // PortXmitWait (credits only; Credits::note_waiting): whether `lane`'s
   // head packet waits for credits now, and the time it has so waited.
+  // The lanes noted waiting (credits only).
+  uint32_t waiting_mask() const { return credits_ ? credits_->waiting_mask() : 0; }
   void note_waiting(uint8_t lane, bool waiting, Time now) {
     if (credits_) credits_->note_waiting(lane, waiting, now);
   }

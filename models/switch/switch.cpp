@@ -564,7 +564,11 @@ void Switch::emit_link_control(uint32_t port, PacketHandle frame) {
 }
 
 void Switch::note_credit_waits(Port& pt, Time now) {
-  for (uint8_t l = 0; l < lanes_; ++l) {
+  // Only a lane with packets or one noted waiting can change: an empty lane
+  // that is not waiting stays so.
+  for (uint32_t m = (pt.queues.nonempty_mask() | pt.fc.waiting_mask()) & ((1U << lanes_) - 1);
+       m != 0; m &= m - 1) {
+    const auto l = static_cast<uint8_t>(__builtin_ctz(m));
     pt.fc.note_waiting(l, !pt.queues.empty(l) && !pt.fc.may_send(l, pt.queues.packet(l, 0), now),
                        now);
   }
