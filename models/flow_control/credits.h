@@ -203,8 +203,9 @@ class Credits final : public LinkFlowControl {
     }
   }
   // Arrivals that found the port's buffer full (a VL beyond its own buffer
-  // while the pool was used up): zero whatever the traffic, since grants
-  // never promise more than there is; tests check it.
+  // while the pool was used up, or, in a static split, beyond its own
+  // buffer): zero whatever the traffic, since grants never promise more
+  // than there is; tests check it.
   uint64_t overfull() const { return overfull_; }
   // The most blocks of the pool that packets held at once.
   uint64_t peak_pool_use() const { return peak_pool_use_; }

@@ -240,37 +240,46 @@ void read_ib_qos(JsonReader q, uint32_t op_vls, IbQos& ca, IbQos& swe) {
 }
 
 // The keys of fabric.switch and fabric.nic that have no meaning on
-// InfiniBand (reject_pfc_keys refuses them).
-constexpr const char* kRoceOnlySwitchKeys[] = {"pfc",   "watchdog", "scheduler",
-                                               "trust", "dscp_map", "ecn"};
-constexpr const char* kRoceOnlyNicKeys[] = {
-    "data_dscp", "ack_dscp", "cnp_priority", "cnp_dscp", "pfc_response_delay", "rx_xoff", "rx_xon"};
+// InfiniBand, with why: refused when given (reject_pfc_keys), and their
+// defaults left out of the resolved scenario.
+struct RoceOnlyKey {
+  const char* object;
+  const char* key;
+  const char* why;
+};
+constexpr const char* kCredits = "InfiniBand ports run credits, fabric.infiniband.credits";
+constexpr const char* kSlToVl =
+    "InfiniBand switches queue a packet on its SL's VL, fabric.infiniband.qos";
+constexpr const char* kSl = "InfiniBand packets carry an SL, not a DSCP (traffic[i].sl)";
+constexpr RoceOnlyKey kRoceOnlyKeys[] = {
+    {"switch", "pfc", kCredits},
+    {"switch", "watchdog", kCredits},
+    {"switch", "scheduler",
+     "InfiniBand ports arbitrate their VLs by fabric.infiniband.qos.vlarb_high and vlarb_low"},
+    // Classification: an IB packet's VL is its SL's (fabric.infiniband.qos.sl2vl).
+    {"switch", "trust", kSlToVl},
+    {"switch", "dscp_map", kSlToVl},
+    {"nic", "data_dscp", kSl},
+    {"nic", "ack_dscp", kSl},
+    // DCQCN is RoCE's; InfiniBand's own congestion control is not modelled.
+    {"switch", "ecn", "ECN marking feeds DCQCN, which is RoCE's"},
+    {"nic", "cnp_priority", "CNPs are RoCE's (DCQCN)"},
+    {"nic", "cnp_dscp", "CNPs are RoCE's (DCQCN)"},
+    {"nic", "pfc_response_delay", kCredits},
+    {"nic", "rx_xoff", kCredits},
+    {"nic", "rx_xon", kCredits},
+};
 
 // PFC is what Ethernet ports run; InfiniBand ports run credits instead
 // (fabric.infiniband.credits), so PFC's keys have no meaning there.
 void reject_pfc_keys(JsonReader& r) {
-  auto reject = [&](const char* object, const char* key,
-                    const char* why = "InfiniBand ports run credits, fabric.infiniband.credits") {
-    const nlohmann::json* o = r.raw(object);
-    if (o == nullptr || !o->is_object() || !o->contains(key)) return;
-    throw ScenarioError(r.path_of(object) + "." + key +
-                        ": applies to transport \"roce_v2\" only (expected no " + key + ": " + why +
-                        ")");
-  };
-  // (Every key refused here is in kRoceOnlySwitchKeys or kRoceOnlyNicKeys.)
-  reject("switch", "pfc");
-  reject("switch", "watchdog");
-  reject("switch", "scheduler",
-         "InfiniBand ports arbitrate their VLs by fabric.infiniband.qos.vlarb_high and vlarb_low");
-  // Classification: an IB packet's VL is its SL's (fabric.infiniband.qos.sl2vl).
-  for (const char* k : {"trust", "dscp_map"})
-    reject("switch", k, "InfiniBand switches queue a packet on its SL's VL, fabric.infiniband.qos");
-  for (const char* k : {"data_dscp", "ack_dscp"})
-    reject("nic", k, "InfiniBand packets carry an SL, not a DSCP (traffic[i].sl)");
-  // DCQCN is RoCE's; InfiniBand's own congestion control is not modelled.
-  reject("switch", "ecn", "ECN marking feeds DCQCN, which is RoCE's");
-  for (const char* k : {"cnp_priority", "cnp_dscp"}) reject("nic", k, "CNPs are RoCE's (DCQCN)");
-  for (const char* k : {"pfc_response_delay", "rx_xoff", "rx_xon"}) reject("nic", k);
+  for (const RoceOnlyKey& k : kRoceOnlyKeys) {
+    const nlohmann::json* o = r.raw(k.object);
+    if (o == nullptr || !o->is_object() || !o->contains(k.key)) continue;
+    throw ScenarioError(r.path_of(k.object) + "." + k.key +
+                        ": applies to transport \"roce_v2\" only (expected no " + k.key + ": " +
+                        k.why + ")");
+  }
   if (r.has("cc")) {
     throw ScenarioError(r.path_of("cc") +
                         ": applies to transport \"roce_v2\" only (expected no cc: DCQCN is RoCE's; "
@@ -387,8 +396,7 @@ void read_fabric(JsonReader r, FabricConfig& f) {
     f.sw.pfc.headroom = Bytes(1);  // never used: the pool holds what credits admit
     // The resolved scenario leaves out what reject_pfc_keys refuses, so
     // that `rdmasim resolve`'s output loads (their defaults mean nothing here).
-    for (const char* k : kRoceOnlySwitchKeys) r.unresolve("switch", k);
-    for (const char* k : kRoceOnlyNicKeys) r.unresolve("nic", k);
+    for (const RoceOnlyKey& k : kRoceOnlyKeys) r.unresolve(k.object, k.key);
     r.unresolve("cc");
     return;
   }

@@ -49,10 +49,12 @@ const Fields<Credits::Params>& credits_params() {
         .source("model (shared buffers with per-VL minimums, as switch ASICs offer)");
     f.time("shared_idle_time", &P::shared_idle)
         .doc(
-            "with a shared_buffer: how long a VL must have received nothing before its pool "
-            "claim may be revoked for a busy VL; longer than a credit loop (2 x link delay + a "
-            "packet's time), so that a VL streaming within its own buffer is not taken for idle "
-            "(0: any update that finds it empty)")
+            "with a shared_buffer: a VL that received a data packet this recently counts as "
+            "busy: it keeps its equal share of the pool and its claim is not revoked; longer than "
+            "a credit loop (2 x link delay, a packet's and a flow-control packet's time, rx_delay "
+            "+ coalesce + tx_delay, a switch's forwarding time), so that a VL streaming within "
+            "its own buffer is not taken for idle (0: busy only while it holds packets or "
+            "received since the last update)")
         .source("model (docs/infiniband.md, Taking a claim back)");
     f.time("rx_delay", &P::rx_delay)
         .doc(
