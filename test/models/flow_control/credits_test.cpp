@@ -127,6 +127,24 @@ struct Loop : Component, ControlSink {
   MemberEvent<Loop, &Loop::fire> ev_;
 };
 
+// A holder that records every flow-control packet a policy emits, with
+// when it was emitted.
+struct FcRecorder : Component, ControlSink {
+  explicit FcRecorder(Simulation& s) : Component(s, "sink") {}
+  void emit_link_control(uint32_t, PacketHandle f) override {
+    vl.push_back(f->fc_vl);
+    fccl.push_back(f->fc_fccl);
+    fctbs.push_back(f->fc_fctbs);
+    obeyed.push_back(f->fc_obeyed);
+    at.push_back(ctx().now());
+  }
+  std::vector<int> vl;
+  std::vector<uint64_t> fccl;
+  std::vector<uint64_t> fctbs;
+  std::vector<uint32_t> obeyed;
+  std::vector<Time> at;
+};
+
 // Sustained wire throughput of the last half of the run (steady state),
 // over whole periods: with k packets outstanding they leave in bursts of k,
 // one burst per credit loop, so the window spans a multiple of k packets.
@@ -194,18 +212,7 @@ TEST_CASE("V2 credit loop throughput against the VL buffer at EDR and NDR",
 
 TEST_CASE("credits: a packet needs its blocks and grants are absolute", "[quick][credits]") {
   Simulation sim;
-  struct Sink : Component, ControlSink {
-    explicit Sink(Simulation& s) : Component(s, "sink") {}
-    void emit_link_control(uint32_t, PacketHandle f) override {
-      fccl.push_back(f->fc_fccl);
-      vl.push_back(f->fc_vl);
-      at.push_back(ctx().now());
-    }
-    std::vector<uint64_t> fccl;
-    std::vector<uint8_t> vl;
-    std::vector<Time> at;
-  };
-  Sink& sink = sim.add<Sink>();
+  FcRecorder& sink = sim.add<FcRecorder>();
   sim.setup();
   Credits c(2);
   Credits::Params params;
@@ -476,20 +483,7 @@ TEST_CASE("credits: a shared pool beyond each VL's own buffer, claimed by busy V
 // carries the revocation number; a repeated revocation is answered again.
 TEST_CASE("credits: a sender obeys a revocation at once and answers it", "[quick][credits]") {
   Simulation sim;
-  struct Sink : Component, ControlSink {
-    explicit Sink(Simulation& s) : Component(s, "sink") {}
-    void emit_link_control(uint32_t, PacketHandle f) override {
-      vl.push_back(f->fc_vl);
-      obeyed.push_back(f->fc_obeyed);
-      fctbs.push_back(f->fc_fctbs);
-      at.push_back(ctx().now());
-    }
-    std::vector<int> vl;
-    std::vector<uint32_t> obeyed;
-    std::vector<uint64_t> fctbs;
-    std::vector<Time> at;
-  };
-  Sink& sink = sim.add<Sink>();
+  FcRecorder& sink = sim.add<FcRecorder>();
   sim.setup();
   Credits c(2);
   Credits::Params params;
