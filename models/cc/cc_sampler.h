@@ -15,8 +15,8 @@
 //  `changes` says how many changes it stands for since the row before.
 //  With I = 0 every change is a row, at its own time.
 //  4. change() is called from the QP's NIC's events only (its partition);
-//     finish() after the run. Nothing is scheduled: recording changes no
-//     event.
+//     finish() after the run; settle() between them, when no change is
+//     running. Nothing is scheduled: recording changes no event.
 #pragma once
 
 #include <cstdint>
@@ -63,6 +63,18 @@ class CcSampler {
     const Time grid = interval_ * pending_k_;
     emit(grid <= end ? grid : pending_.time, pending_);
   }
+
+  // No change comes before `t`, and the run ends no earlier: a pending
+  // state whose interval closed before `t` is that interval's last, and
+  // its row is written now, exactly as change() or finish() would write it
+  // later. (The runner settles samplers before it takes their rows, so a
+  // long run's rows leave the sampler as it goes.)
+  void settle(Time t) {
+    if (has_pending_ && interval_ * pending_k_ < t) emit(interval_ * pending_k_, pending_);
+  }
+  // Rows still to come are at this time or later, if a state is pending;
+  // otherwise at the time of a change still to come.
+  Time pending_since() const { return has_pending_ ? pending_.time : Time::infinite(); }
 
   const std::vector<CcSampleRow>& rows() const { return rows_; }
   std::vector<CcSampleRow>& rows() { return rows_; }

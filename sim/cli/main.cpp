@@ -351,6 +351,9 @@ int run(const Args& a) {
   ro.force_threads = a.force_threads;
   ro.stop_signal = &g_stop_signal;
   ro.check = a.check;
+  // The trace's time series beyond about 1 MiB each wait in unlinked
+  // temporary files beside it, not in memory (sim/row_spool.h).
+  if (sc.output.trace) ro.spool_dir = dir.string();
   ProgressLine progress;
   const bool show_progress = !a.quiet && isatty(STDERR_FILENO) != 0;
   if (show_progress) ro.progress = [&](const Progress& p) { progress.update(p); };

@@ -101,11 +101,13 @@ hid_t native_type(ColumnType t, hid_t str) {
   return str;
 }
 
-// A table as its row struct declares it (trace_tables.h): the compound type
-// of its columns in memory, written with a packed file type so struct
-// padding never reaches the file.
-template <class Row>
-void write_table(hid_t parent, const std::vector<Row>& rows, hid_t str, hid_t dcpl) {
+// A table of n rows as its row struct declares it (trace_tables.h): the
+// compound type of its columns in memory, written with a packed file type so
+// struct padding never reaches the file. fill(write) hands its rows over in
+// order, in parts: write(rows, count) writes the next `count` (one
+// hyperslab of the dataset each), so only a part is ever held.
+template <class Row, class Fill>
+void write_table_in_parts(hid_t parent, size_t n, hid_t str, hid_t dcpl, Fill fill) {
   const TraceTable& t = Row::table();
   const char* name = t.name.c_str();
   Id mem(H5Tcreate(H5T_COMPOUND, t.row_size), H5Tclose, "compound type");
@@ -114,10 +116,32 @@ void write_table(hid_t parent, const std::vector<Row>& rows, hid_t str, hid_t dc
   }
   Id file_type(H5Tcopy(mem), H5Tclose, "file type");
   check(H5Tpack(file_type), "packed type");
-  const hsize_t dims[1] = {rows.size()};
+  const hsize_t dims[1] = {n};
   Id space(H5Screate_simple(1, dims, nullptr), H5Sclose, "dataspace");
   Id ds(H5Dcreate2(parent, name, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose, name);
-  if (!rows.empty()) check(H5Dwrite(ds, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), name);
+  hsize_t at = 0;
+  const auto write = [&](const Row* rows, size_t count) {
+    if (count == 0) return;
+    if (at + count > n) throw std::runtime_error(std::string("HDF5: too many rows for ") + name);
+    if (at == 0 && count == n) {  // the whole table at once
+      check(H5Dwrite(ds, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows), name);
+    } else {
+      const hsize_t start[1] = {at};
+      const hsize_t size[1] = {count};
+      check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, size, nullptr), name);
+      Id part(H5Screate_simple(1, size, nullptr), H5Sclose, "dataspace");
+      check(H5Dwrite(ds, mem, part, space, H5P_DEFAULT, rows), name);
+    }
+    at += count;
+  };
+  fill(write);
+  if (at != n) throw std::runtime_error(std::string("HDF5: too few rows for ") + name);
+}
+
+template <class Row>
+void write_table(hid_t parent, const std::vector<Row>& rows, hid_t str, hid_t dcpl) {
+  write_table_in_parts<Row>(parent, rows.size(), str, dcpl,
+                            [&](const auto& write) { write(rows.data(), rows.size()); });
 }
 
 // Rows with every byte zero (padding included) before the fields are set, so
@@ -129,6 +153,20 @@ std::vector<Row> zeroed(size_t n) {
   // undefined behaviour (UBSan reports it).
   if (n > 0) std::memset(static_cast<void*>(rows.data()), 0, n * sizeof(Row));
   return rows;
+}
+
+// A time series from its spool (sim/row_spool.h), a chunk at a time:
+// convert(source row) gives the table's row.
+template <class Row, class Source, class Convert>
+void write_spooled(hid_t parent, const RowSpool<Source>& spool, hid_t str, hid_t dcpl,
+                   Convert convert) {
+  write_table_in_parts<Row>(parent, spool.size(), str, dcpl, [&](const auto& write) {
+    spool.for_each_chunk([&](const Source* from, size_t n) {
+      std::vector<Row> rows = zeroed<Row>(n);
+      for (size_t i = 0; i < n; ++i) rows[i] = convert(from[i]);
+      write(rows.data(), n);
+    });
+  });
 }
 
 // The core driver's buffer, allocated through these callbacks so that at
@@ -272,60 +310,45 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   }
 
   if (sc.output.pfc_events) {
-    auto rows = zeroed<PfcRow>(r.pfc_events.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const PfcEvent& e = r.pfc_events[i];
-      rows[i] = PfcRow{e.time.in_ps(),
-                       e.node,
-                       e.port,
-                       e.priority,
-                       e.pause ? uint8_t{1} : uint8_t{0},
-                       e.sent ? uint8_t{1} : uint8_t{0},
-                       e.quanta};
-    }
-    write_table(file, rows, str, dcpl);
+    write_spooled<PfcRow>(file, r.pfc_events, str, dcpl, [](const PfcEvent& e) {
+      return PfcRow{e.time.in_ps(),
+                    e.node,
+                    e.port,
+                    e.priority,
+                    e.pause ? uint8_t{1} : uint8_t{0},
+                    e.sent ? uint8_t{1} : uint8_t{0},
+                    e.quanta};
+    });
   }
 
   if (sc.output.drop_events) {
-    auto rows = zeroed<DropRow>(r.drop_events.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const DropEvent& e = r.drop_events[i];
-      rows[i] = DropRow{e.time.in_ps(), e.node, e.port, e.priority, to_string(e.reason), e.bytes};
-    }
-    write_table(file, rows, str, dcpl);
+    write_spooled<DropRow>(file, r.drop_events, str, dcpl, [](const DropEvent& e) {
+      return DropRow{e.time.in_ps(), e.node, e.port, e.priority, to_string(e.reason), e.bytes};
+    });
   }
 
   if (!sc.output.queue_interval.is_infinite()) {
-    auto rows = zeroed<QueueRow>(r.queue_samples.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const QueueSample& q = r.queue_samples[i];
-      rows[i] = QueueRow{q.time.in_ps(), q.node, q.port, q.priority, q.bytes};
-    }
-    write_table(file, rows, str, dcpl);
+    write_spooled<QueueRow>(file, r.queue_samples, str, dcpl, [](const QueueSample& q) {
+      return QueueRow{q.time.in_ps(), q.node, q.port, q.priority, q.bytes};
+    });
     Id ds(H5Dopen2(file, QueueRow::table().name.c_str(), H5P_DEFAULT), H5Dclose, "/queues");
     int_attribute(ds, "interval_ps", sc.output.queue_interval.in_ps());
   }
 
   if (!sc.output.queue_interval.is_infinite() && sc.fabric.transport == Transport::kInfiniband) {
-    auto rows = zeroed<VlBufferRow>(r.vl_buffer_samples.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const VlBufferSample& v = r.vl_buffer_samples[i];
-      rows[i] = VlBufferRow{v.time.in_ps(), v.node,
-                            v.port,         v.vl,
-                            v.blocks,       static_cast<int64_t>(v.blocks * kIbCreditBlockBytes)};
-    }
-    write_table(file, rows, str, dcpl);
+    write_spooled<VlBufferRow>(file, r.vl_buffer_samples, str, dcpl, [](const VlBufferSample& v) {
+      return VlBufferRow{v.time.in_ps(), v.node,
+                         v.port,         v.vl,
+                         v.blocks,       static_cast<int64_t>(v.blocks * kIbCreditBlockBytes)};
+    });
     Id ds(H5Dopen2(file, VlBufferRow::table().name.c_str(), H5P_DEFAULT), H5Dclose, "/vl_buffers");
     int_attribute(ds, "interval_ps", sc.output.queue_interval.in_ps());
   }
 
   if (!sc.output.link_interval.is_infinite()) {
-    auto rows = zeroed<LinkSampleRow>(r.link_samples.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const LinkSample& l = r.link_samples[i];
-      rows[i] = LinkSampleRow{l.time.in_ps(), l.link, l.frames, l.wire_bytes, l.payload_bytes};
-    }
-    write_table(file, rows, str, dcpl);
+    write_spooled<LinkSampleRow>(file, r.link_samples, str, dcpl, [](const LinkSample& l) {
+      return LinkSampleRow{l.time.in_ps(), l.link, l.frames, l.wire_bytes, l.payload_bytes};
+    });
     Id ds(H5Dopen2(file, LinkSampleRow::table().name.c_str(), H5P_DEFAULT), H5Dclose,
           "/link_samples");
     int_attribute(ds, "interval_ps", sc.output.link_interval.in_ps());
@@ -357,10 +380,8 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   }
 
   if (!sc.output.cc_interval.is_infinite()) {
-    auto rows = zeroed<CcRow>(r.cc_samples.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const CcSampleResult& c = r.cc_samples[i];
-      CcRow& row = rows[i];
+    write_spooled<CcRow>(file, r.cc_samples, str, dcpl, [&topo](const CcSampleResult& c) {
+      CcRow row{};
       row.time = c.time.in_ps();
       row.flow = c.flow;
       row.part = c.part;
@@ -372,8 +393,8 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
       row.alpha = c.state.alpha;
       row.window = c.state.window;
       row.changes = c.changes;
-    }
-    write_table(file, rows, str, dcpl);
+      return row;
+    });
     Id ds(H5Dopen2(file, CcRow::table().name.c_str(), H5P_DEFAULT), H5Dclose, "/cc_samples");
     int_attribute(ds, "interval_ps", sc.output.cc_interval.in_ps());
   }

@@ -14,6 +14,7 @@
 #include "models/switch/queue_sampler.h"
 #include "models/switch/switch.h"
 #include "sim/link_sampler.h"
+#include "sim/row_spool.h"
 #include "sim/units.h"
 
 namespace rdmasim {
@@ -258,17 +259,19 @@ struct RunResult {
     uint64_t rate_cuts = 0;
     Time length() const { return end > start ? end - start : Time::zero(); }
   } window;
-  std::vector<CcSampleResult> cc_samples;  // if output.cc_interval: time order
-  int64_t switch_buffer_peak = 0;          // the most any one switch held at once
+  // The time series (docs/trace.md) are spooled (sim/row_spool.h): spilled
+  // to a temporary file in RunOptions::spool_dir as the run goes.
+  RowSpool<CcSampleResult> cc_samples;  // if output.cc_interval: time order
+  int64_t switch_buffer_peak = 0;       // the most any one switch held at once
   int64_t switch_buffer_size = 0;
   std::vector<FlowResult> flows;
   std::vector<CollectiveResult> collectives;
   std::vector<LinkResult> links;  // one per direction, in topology link order (a->b, b->a)
   // Recorded as configured in `output` (docs/trace.md).
-  std::vector<PfcEvent> pfc_events;
-  std::vector<DropEvent> drop_events;
-  std::vector<QueueSample> queue_samples;
-  std::vector<VlBufferSample> vl_buffer_samples;  // InfiniBand switches' receive buffers
+  RowSpool<PfcEvent> pfc_events;
+  RowSpool<DropEvent> drop_events;
+  RowSpool<QueueSample> queue_samples;
+  RowSpool<VlBufferSample> vl_buffer_samples;  // InfiniBand switches' receive buffers
   // Per switch egress queue that saw any packet: its counters.
   struct QueueTotals {
     uint32_t node, port;
@@ -278,7 +281,7 @@ struct RunResult {
     int64_t window_peak_bytes = -1;  // its peak in the window; -1: not computed
   };
   std::vector<QueueTotals> queue_totals;
-  std::vector<LinkSample> link_samples;  // link index as in `links`
+  RowSpool<LinkSample> link_samples;  // link index as in `links`
 
   struct Deadlock {
     bool detected = false;

@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cassert>
 #include <chrono>
 #include <map>
@@ -61,12 +62,25 @@ int exit_code(RunStatus s) {
 
 namespace {
 
+// The partitions' events before `before` (each partition's are in time
+// order), moved to `out` in (time, node) order, the order within a node
+// being its events'. Every event before `before` is recorded, and a node
+// is in one partition, so flushing in steps gives the order one sort of
+// the whole run would: the same for any number of threads.
 template <class Event>
-void merge_by_time_and_node(std::vector<std::vector<Event>>& parts, std::vector<Event>& out) {
-  for (auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  std::stable_sort(out.begin(), out.end(), [](const Event& a, const Event& b) {
+void flush_by_time_and_node(std::vector<std::vector<Event>>& parts, Time before,
+                            RowSpool<Event>& out) {
+  std::vector<Event> batch;
+  for (auto& p : parts) {
+    const auto end =
+        std::partition_point(p.begin(), p.end(), [&](const Event& e) { return e.time < before; });
+    batch.insert(batch.end(), p.begin(), end);
+    p.erase(p.begin(), end);
+  }
+  std::stable_sort(batch.begin(), batch.end(), [](const Event& a, const Event& b) {
     return a.time != b.time ? a.time < b.time : a.node < b.node;
   });
+  out.append(batch.begin(), batch.end());
 }
 
 // Placement: each node and the links into it run in the node's partition.
@@ -98,14 +112,35 @@ void place_partitions(Simulation& sim, const Topology& topo, const Fabric& fabri
 // after the run. Not movable: the probes they attach point into them.
 class Recorders {
  public:
-  Recorders(const Scenario& sc, uint32_t threads)
-      : sc_(sc), pfc_events_(threads), drop_events_(threads) {}
+  Recorders(const Scenario& sc, const RunOptions& options)
+      : sc_(sc),
+        pfc_events_(std::max<uint32_t>(1, options.threads)),
+        drop_events_(std::max<uint32_t>(1, options.threads)) {
+    if (!options.spool_dir.empty()) {
+      pfc_out_.spill_to(options.spool_dir, options.spool_chunk_rows);
+      drop_out_.spill_to(options.spool_dir, options.spool_chunk_rows);
+      queue_out_.spill_to(options.spool_dir, options.spool_chunk_rows);
+      vl_out_.spill_to(options.spool_dir, options.spool_chunk_rows);
+      link_out_.spill_to(options.spool_dir, options.spool_chunk_rows);
+      cc_out_.spill_to(options.spool_dir, options.spool_chunk_rows);
+    }
+  }
   Recorders(const Recorders&) = delete;
   Recorders& operator=(const Recorders&) = delete;
 
   void attach(Simulation& sim, const Fabric& fabric, const FlowGenerator& traffic);
   // The deadlock detector, if any: it may decide the run's status.
   const DeadlockDetector* deadlock() const { return deadlock_; }
+  // Records time series (trace.h5's /queues, /pfc_events...): they are
+  // flushed as the run goes (flush).
+  bool time_series() const {
+    return queue_sampler_ != nullptr || link_sampler_ != nullptr || sc_.output.pfc_events ||
+           sc_.output.drop_events || !sampled_.empty();
+  }
+  // Between events or phases, when only this thread runs: moves every row
+  // that is final (no later event can add a row before it) from the
+  // recorders to their spools, in the order of the file.
+  void flush(Simulation& sim);
   // What they recorded (needs r.sim_time).
   void collect(RunResult& r);
   // The measurement window's counters at its ends (see collect_window).
@@ -130,11 +165,18 @@ class Recorders {
   // choice; the host's own first hop is its QP's port.
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> flow_of_qp_;
   std::vector<std::vector<uint32_t>> paths_;
-  // Recorded per partition (threads append side by side), merged after the
-  // run in (time, node) order: the order within a node is its events', the
-  // same for any number of threads.
+  // Recorded per partition (threads append side by side), merged as they
+  // are flushed (flush_by_time_and_node).
   std::vector<std::vector<PfcEvent>> pfc_events_;
   std::vector<std::vector<DropEvent>> drop_events_;
+  // Where flush() moves the time series' final rows.
+  RowSpool<PfcEvent> pfc_out_;
+  RowSpool<DropEvent> drop_out_;
+  RowSpool<QueueSample> queue_out_;
+  RowSpool<VlBufferSample> vl_out_;
+  RowSpool<LinkSample> link_out_;
+  RowSpool<CcSampleResult> cc_out_;
+  void flush_before(Time before, Time settled);
   // Congestion-control samples (output.cc_interval): one sampler per QP
   // whose algorithm reports a state, written only from its NIC's events
   // (models/cc/cc_sampler.h), so partitions need no merging but a sort.
@@ -227,26 +269,66 @@ void Recorders::attach(Simulation& sim, const Fabric& fabric, const FlowGenerato
   }
 }
 
-void Recorders::collect(RunResult& r) {
+void Recorders::flush(Simulation& sim) {
+  // Every event still to come is at next_event_time() or later, and so is
+  // every row it records; the run ends at now() or later.
+  const Time next = sim.next_event_time();
+  flush_before(next, std::min(next, sim.now()));
+}
+
+// Rows before `before` are final: moved to the spools. Congestion-control
+// samplers are settled at `settled` first (CcSampler::settle).
+void Recorders::flush_before(Time before, Time settled) {
+  // The samplers' rows are in recording order, which is the file's.
   if (queue_sampler_ != nullptr) {
-    r.queue_samples = std::move(queue_sampler_->samples());
-    r.vl_buffer_samples = std::move(queue_sampler_->vl_buffer_samples());
+    std::vector<QueueSample>& q = queue_sampler_->samples();
+    queue_out_.append(q.begin(), q.end());
+    q.clear();
+    std::vector<VlBufferSample>& v = queue_sampler_->vl_buffer_samples();
+    vl_out_.append(v.begin(), v.end());
+    v.clear();
   }
-  if (link_sampler_ != nullptr) r.link_samples = std::move(link_sampler_->samples());
-  merge_by_time_and_node(pfc_events_, r.pfc_events);
-  merge_by_time_and_node(drop_events_, r.drop_events);
+  if (link_sampler_ != nullptr) {
+    std::vector<LinkSample>& l = link_sampler_->samples();
+    link_out_.append(l.begin(), l.end());
+    l.clear();
+  }
+  flush_by_time_and_node(pfc_events_, before, pfc_out_);
+  flush_by_time_and_node(drop_events_, before, drop_out_);
   // Congestion-control samples, in time order; at one time by flow, part,
-  // sender first, then as recorded.
+  // sender first, then as recorded. A pending state may still be written
+  // at its own time, so rows go only up to the earliest one.
+  Time cc_before = before;
   for (SampledQp& q : sampled_) {
-    q.sampler.finish(r.sim_time);
-    for (const CcSampleRow& row : q.sampler.rows()) {
-      r.cc_samples.push_back(CcSampleResult{row.time, q.flow, q.part, q.host, q.qpn, q.sender,
-                                            row.state, row.changes});
+    q.sampler.settle(settled);
+    cc_before = std::min(cc_before, q.sampler.pending_since());
+  }
+  std::vector<CcSampleResult> batch;
+  for (SampledQp& q : sampled_) {
+    std::vector<CcSampleRow>& rows = q.sampler.rows();
+    const auto end = std::partition_point(
+        rows.begin(), rows.end(), [&](const CcSampleRow& row) { return row.time < cc_before; });
+    for (auto it = rows.begin(); it != end; ++it) {
+      batch.push_back(CcSampleResult{it->time, q.flow, q.part, q.host, q.qpn, q.sender, it->state,
+                                     it->changes});
     }
+    rows.erase(rows.begin(), end);
   }
   std::stable_sort(
-      r.cc_samples.begin(), r.cc_samples.end(),
+      batch.begin(), batch.end(),
       [](const CcSampleResult& a, const CcSampleResult& b) { return a.time < b.time; });
+  cc_out_.append(batch.begin(), batch.end());
+}
+
+void Recorders::collect(RunResult& r) {
+  for (SampledQp& q : sampled_) q.sampler.finish(r.sim_time);
+  flush_before(Time::infinite(), Time::infinite());
+  r.queue_samples = std::move(queue_out_);
+  r.vl_buffer_samples = std::move(vl_out_);
+  r.link_samples = std::move(link_out_);
+  r.pfc_events = std::move(pfc_out_);
+  r.drop_events = std::move(drop_out_);
+  r.cc_samples = std::move(cc_out_);
 }
 
 // The measurement window: (start, end], clipped to the run. Its counters at
@@ -597,7 +679,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     sim.set_adapt_to_starvation(false);
   }
   // Recorders.
-  Recorders recorders(sc, threads);
+  Recorders recorders(sc, options);
   recorders.attach(sim, fabric, *workloads.flows);
   // The progress hook is also where the run polls its stops from outside
   // (a signal, the wall-clock limit, the fuzz target's event budget): every
@@ -608,14 +690,22 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   const auto wall_deadline =
       wall_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                        std::chrono::duration<double>(sc.stop.wall_time.in_seconds()));
+  // Time series are flushed there too, about every trace_flush_events.
+  const bool flushed = recorders.time_series();
   if (options.progress || options.max_events > 0 || options.stop_signal != nullptr ||
-      wall_limited) {
+      wall_limited || flushed) {
     const int64_t total = workloads.bytes_total();
     constexpr uint64_t kPollEvery = 4096;
     constexpr uint64_t kProgressEvery = 1 << 16;
     uint64_t next_progress = kProgressEvery;
+    const uint64_t flush_every = std::max<uint64_t>(1, options.trace_flush_events);
+    uint64_t next_flush = flush_every;
     sim.set_progress_hook(
         [&, total](const Simulation& s) {
+          if (flushed && s.events_dispatched() >= next_flush) {
+            recorders.flush(sim);
+            next_flush = s.events_dispatched() + flush_every;
+          }
           if (options.max_events > 0 && s.events_dispatched() >= options.max_events) {
             hook_stop = HookStop::kEvents;
             sim.request_stop();

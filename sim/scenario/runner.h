@@ -7,7 +7,10 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "sim/invariants.h"
@@ -57,6 +60,15 @@ struct RunOptions {
   // a violation ends the run with status invariant_violated. On by default
   // in Debug builds; the tests turn it on (test/support).
   bool check = kChecksByDefault;
+  // The time series (RunResult's pfc_events ... cc_samples) are flushed
+  // from the recorders about every this many events (checked every 4096),
+  // into spools (sim/row_spool.h) that keep about spool_chunk_rows rows
+  // each in memory (0: about 1 MiB) and the rest in an unlinked temporary
+  // file in spool_dir; with spool_dir empty, all of them in memory. The
+  // rows are the same either way.
+  std::string spool_dir;
+  size_t spool_chunk_rows = 0;
+  uint64_t trace_flush_events = uint64_t{1} << 18;
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});

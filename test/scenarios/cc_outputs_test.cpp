@@ -51,7 +51,7 @@ using Key = std::tuple<uint32_t, uint32_t, bool>;
 
 std::map<Key, QpRows> by_qp(const RunResult& r) {
   std::map<Key, QpRows> m;
-  for (const CcSampleResult& s : r.cc_samples) {
+  for (const CcSampleResult& s : r.cc_samples.all()) {
     QpRows& q = m[{s.flow, s.part, s.sender}];
     q.states.push_back(s.state);
     q.times.push_back(s.time);
@@ -61,9 +61,10 @@ std::map<Key, QpRows> by_qp(const RunResult& r) {
 }
 
 bool same_samples(const RunResult& a, const RunResult& b) {
-  if (a.cc_samples.size() != b.cc_samples.size()) return false;
-  for (size_t i = 0; i < a.cc_samples.size(); ++i) {
-    const CcSampleResult &x = a.cc_samples[i], &y = b.cc_samples[i];
+  const std::vector<CcSampleResult> as = a.cc_samples.all(), bs = b.cc_samples.all();
+  if (as.size() != bs.size()) return false;
+  for (size_t i = 0; i < as.size(); ++i) {
+    const CcSampleResult &x = as[i], &y = bs[i];
     if (std::tie(x.time, x.flow, x.part, x.host, x.qpn, x.sender, x.changes) !=
             std::tie(y.time, y.flow, y.part, y.host, y.qpn, y.sender, y.changes) ||
         x.state.time != y.state.time || x.state.rate_bps != y.state.rate_bps ||
@@ -160,8 +161,9 @@ TEST_CASE("cc samples: on change, decimated, and recording changes no event",
       CHECK(g.states.size() <= q.states.size());
     }
     // The table is in time order.
+    const std::vector<CcSampleResult> rows = dec.result.cc_samples.all();
     CHECK(std::is_sorted(
-        dec.result.cc_samples.begin(), dec.result.cc_samples.end(),
+        rows.begin(), rows.end(),
         [](const CcSampleResult& a, const CcSampleResult& b) { return a.time < b.time; }));
   }
 }
@@ -516,7 +518,7 @@ TEST_CASE("window: PFC frames sent within it, and queue averages of a lossless i
   const Ran r = run_text(incast);
   const Time s = Time::us(30), e = Time::us(200);
   uint64_t sent = 0;
-  for (const PfcEvent& p : r.result.pfc_events) sent += p.sent && p.time > s && p.time <= e;
+  for (const PfcEvent& p : r.result.pfc_events.all()) sent += p.sent && p.time > s && p.time <= e;
   REQUIRE(r.result.pfc_frames_sent > 0);
   CHECK(r.result.window.pfc_frames_sent == sent);
   CHECK(sent < r.result.pfc_frames_sent);  // some before 30 us
@@ -533,7 +535,7 @@ TEST_CASE("window: PFC frames sent within it, and queue averages of a lossless i
   // The samples are sparse (a queue appears while it holds bytes): a queue's
   // value at a tick with no row is 0.
   double sum = 0;
-  for (const QueueSample& q : r.result.queue_samples) {
+  for (const QueueSample& q : r.result.queue_samples.all()) {
     if (q.node == bottleneck->node && q.port == bottleneck->port &&
         q.priority == bottleneck->priority && q.time >= s && q.time < e) {
       sum += static_cast<double>(q.bytes);
@@ -546,7 +548,7 @@ TEST_CASE("window: PFC frames sent within it, and queue averages of a lossless i
   // the largest (a frame leaves at most every 4178 wire bytes' time at
   // 100 G, more than the 1 ns between samples), and not above the run's.
   int64_t top = 0;
-  for (const QueueSample& q : r.result.queue_samples) {
+  for (const QueueSample& q : r.result.queue_samples.all()) {
     if (q.node == bottleneck->node && q.port == bottleneck->port &&
         q.priority == bottleneck->priority && q.time >= s && q.time <= e) {
       top = std::max(top, q.bytes);

@@ -31,7 +31,7 @@ const char* kTwoFlows =
 int64_t bytes_at(const Ran& r, const std::string& from, const std::string& to, Time t) {
   const Topology& topo = r.scenario.topology;
   int64_t b = -1;
-  for (const LinkSample& s : r.result.link_samples) {
+  for (const LinkSample& s : r.result.link_samples.all()) {
     const LinkResult& l = r.result.links[s.link];
     if (topo.node(l.from).name == from && topo.node(l.to).name == to && s.time <= t)
       b = s.wire_bytes;

@@ -311,7 +311,7 @@ TEST_CASE("InfiniBand VL buffer samples: the senders' receive buffers at the swi
   REQUIRE(r.status == RunStatus::kComplete);
   REQUIRE_FALSE(r.vl_buffer_samples.empty());
   std::map<uint32_t, int> full;  // per port: samples full within 2 packets, 300..900 us
-  for (const VlBufferSample& v : r.vl_buffer_samples) {
+  for (const VlBufferSample& v : r.vl_buffer_samples.all()) {
     CHECK(v.vl == 3);
     CHECK(v.blocks <= 1024);
     if (v.time >= Time::us(300) && v.time <= Time::us(900) && v.blocks + 2 * 65 >= 1024)

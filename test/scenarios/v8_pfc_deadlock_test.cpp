@@ -45,7 +45,7 @@ std::vector<uint32_t> cycle_rows(const Ran& r) {
 // Cumulative wire bytes of `row` at the last sample at or before t.
 int64_t bytes_at(const Ran& r, uint32_t row, Time t) {
   int64_t b = 0;
-  for (const LinkSample& s : r.result.link_samples) {
+  for (const LinkSample& s : r.result.link_samples.all()) {
     if (s.link == row && s.time <= t) b = s.wire_bytes;
   }
   return b;

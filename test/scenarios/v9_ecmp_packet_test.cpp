@@ -26,7 +26,7 @@ const char* kDerangement = R"({
 // Payload bytes of /links row `row` carried between two sample times.
 int64_t payload_between(const RunResult& r, uint32_t row, Time a, Time b) {
   int64_t at_a = 0, at_b = 0;
-  for (const LinkSample& s : r.link_samples) {
+  for (const LinkSample& s : r.link_samples.all()) {
     if (s.link != row) continue;
     if (s.time <= a) at_a = s.payload_bytes;
     if (s.time <= b) at_b = s.payload_bytes;

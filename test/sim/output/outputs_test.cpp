@@ -150,7 +150,7 @@ TEST_CASE("link samples end at each direction's totals", "[quick][trace]") {
   o.overrides = {"output.link_interval=1s"};
   const Ran r = run_text(kContended, o);
   std::map<uint32_t, LinkSample> last;
-  for (const LinkSample& s : r.result.link_samples) last[s.link] = s;
+  for (const LinkSample& s : r.result.link_samples.all()) last[s.link] = s;
   REQUIRE(r.result.links.size() == 8);  // 4 cables, both directions
   for (uint32_t i = 0; i < r.result.links.size(); ++i) {
     INFO("direction " << i);
