@@ -3,12 +3,17 @@
 // (output.window), through the scenario runner.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "sim/output/summary.h"
+#include "sim/output/trace_writer.h"
 #include "sim/scenario/scenario_error.h"
 #include "test/support/catch_units.h"
 #include "test/support/cc_decimation.h"
@@ -166,6 +171,52 @@ TEST_CASE("cc samples: on change, decimated, and recording changes no event",
         rows.begin(), rows.end(),
         [](const CcSampleResult& a, const CcSampleResult& b) { return a.time < b.time; }));
   }
+}
+
+// The trace.h5 of a run, as bytes.
+std::string trace_bytes(const std::filesystem::path& path, const Scenario& sc, const RunResult& r) {
+  write_trace(path.string(), sc, r);
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+TEST_CASE("time series flushed as the run goes, spilled in tiny chunks, equal those kept whole",
+          "[quick][cc][cc_samples][threads]") {
+  const Scenario sc =
+      load_scenario_text(kIncast, "t",
+                         LoadOptions{{"output.cc_interval=2us", "output.queue_interval=1us",
+                                      "output.pfc_events=true", "output.link_interval=1us"},
+                                     ""});
+  RunOptions whole = testing::checked();
+  whole.trace_flush_events = uint64_t{1} << 40;  // only at the end
+  const RunResult ref = run_scenario(sc, whole);
+  REQUIRE(ref.cc_samples.size() > 100);
+  REQUIRE(ref.link_samples.size() > 100);
+  REQUIRE(ref.queue_samples.size() > 100);
+  const auto dir = std::filesystem::temp_directory_path() / "rdmasim_spool_scenario";
+  const auto out = std::filesystem::temp_directory_path() / "rdmasim_spool_scenario_out";
+  for (const auto& d : {dir, out}) {
+    std::filesystem::remove_all(d);
+    std::filesystem::create_directories(d);
+  }
+  const std::string expected = trace_bytes(out / "whole.h5", sc, ref);
+  REQUIRE(expected.size() > 1000);
+  for (uint32_t n : {1u, 3u}) {
+    INFO(n << " threads");
+    RunOptions o = testing::checked();
+    o.threads = n;
+    o.spool_dir = dir.string();
+    o.spool_chunk_rows = 5;
+    o.trace_flush_events = 1;  // at every poll (4096 events)
+    const RunResult r = run_scenario(sc, o);
+    CHECK(r.cc_samples.spilled() > 0);
+    CHECK(r.queue_samples.spilled() > 0);
+    // Byte for byte, the tables written in hyperslabs of 5 rows.
+    CHECK(trace_bytes(out / "spooled.h5", sc, r) == expected);
+  }
+  CHECK(std::filesystem::is_empty(dir));
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(out);
 }
 
 TEST_CASE("cc samples, counts and the window are the same on 1, 2 and 3 threads",
