@@ -61,6 +61,20 @@ Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
   return auto_pfc_headroom(cfg, rate, cable_delay, neighbour_response);
 }
 
+double small_frame_occupancy(uint32_t cell) {
+  // A frame of F >= 64 bytes takes ceil(F/c) c bytes of buffer for F + 20
+  // bytes of wire time. Within ((k-1) c, k c] the ratio falls with F, so the
+  // candidates are F = 64 and the first frame past 64's cell, k c + 1;
+  // past that, (k+1) c / (k c + 21) falls with k for c > 20, and for c <= 20
+  // every ratio is below 1 (the wire count already covers it).
+  if (cell <= 1) return 1.0;
+  const double c = cell;
+  const double m = std::ceil(64.0 / c);
+  const double at_64 = m * c / 84.0;
+  const double past = (m + 1) * c / (m * c + 21.0);
+  return std::max({1.0, at_64, past});
+}
+
 Bytes auto_pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
                         Time neighbour_response) {
   // The worst case of Cisco white paper c11-542809 (the common derivation;
@@ -81,10 +95,16 @@ Bytes auto_pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
   const double bits = 2 * cable_delay.in_seconds() * r + neighbour_response.in_seconds() * r +
                       2 * frame_bits + 8.0 * (64 + 20) + crossing;
   const double bytes = std::ceil(bits / 8);
-  // Buffer is charged in whole cells: a frame of at least 1 KB wastes at most
-  // cell/1024 of itself; add that, and round up to a cell.
+  // Buffer is charged in whole cells, so what arrives takes more buffer than
+  // wire: a frame of at least 1 KB wastes at most cell/1024 of itself; a
+  // small frame of F bytes takes ceil(F/c) c bytes of buffer for F + 20 of
+  // wire. A burst of minimum-size frames (ACKs released by a resume) is the
+  // worst case, as SONiC's headroom calculation assumes by default.
   const double c = cfg.cell <= 1 ? 1.0 : cfg.cell;
-  const double charged = bytes * (1.0 + (c > 1 ? c / 1024.0 : 0.0));
+  const double large = 1.0 + (c > 1 ? c / 1024.0 : 0.0);
+  const double small = small_frame_occupancy(cfg.cell);
+  const double p = cfg.pfc.small_packet_percentage / 100.0;
+  const double charged = bytes * ((1.0 - p) * large + p * small);
   return Bytes(static_cast<int64_t>(std::ceil(charged / c) * c));
 }
 

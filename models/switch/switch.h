@@ -108,6 +108,10 @@ struct DropEvent {
 // worst-case formula (docs/switch.md, "Headroom auto") when that is 0.
 Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
                    Time neighbour_response);
+// Buffer bytes per byte of wire time, at worst, of minimum-size frames
+// (64 B) or just larger ones, each charged whole cells of `cell` bytes; at
+// least 1.
+double small_frame_occupancy(uint32_t cell);
 // The worst-case formula alone, whatever `pfc.headroom` says.
 Bytes auto_pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
                         Time neighbour_response);

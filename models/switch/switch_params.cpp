@@ -69,6 +69,13 @@ const Fields<PfcConfig>& pfc_params() {
               "delay of the neighbour it pauses (below)")
         .doc("headroom per ingress port and lossless priority")
         .source("Cisco white paper c11-542809");
+    f.integer("small_packet_percentage", &P::small_packet_percentage, 0, 100)
+        .unit("%")
+        .doc(
+            "share of the frames arriving into headroom that the automatic `headroom` assumes "
+            "minimum-size (64 B), each charged a whole `cell`; the rest are taken as frames of "
+            "at least 1 KB (below)")
+        .source("SONiC LOSSLESS_TRAFFIC_PATTERN: 100, the worst case");
     f.integer("quanta", &P::quanta, 1, 0xFFFF)
         .unit("512 bit times")
         .doc("pause time sent in each PFC frame")

@@ -700,8 +700,10 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     uint64_t next_progress = kProgressEvery;
     const uint64_t flush_every = std::max<uint64_t>(1, options.trace_flush_events);
     uint64_t next_flush = flush_every;
+    // The counters live in the hook (captured by value, mutable): it runs
+    // long after this block has closed.
     sim.set_progress_hook(
-        [&, total](const Simulation& s) {
+        [&, total, next_progress, flush_every, next_flush](const Simulation& s) mutable {
           if (flushed && s.events_dispatched() >= next_flush) {
             recorders.flush(sim);
             next_flush = s.events_dispatched() + flush_every;

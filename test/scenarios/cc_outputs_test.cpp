@@ -8,6 +8,7 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -213,6 +214,77 @@ TEST_CASE("time series flushed as the run goes, spilled in tiny chunks, equal th
     CHECK(r.queue_samples.spilled() > 0);
     // Byte for byte, the tables written in hyperslabs of 5 rows.
     CHECK(trace_bytes(out / "spooled.h5", sc, r) == expected);
+  }
+  CHECK(std::filesystem::is_empty(dir));
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(out);
+}
+
+// Two 15:1 incasts on a k = 4 fat-tree with Trident2 buffers: with PFC
+// the pause frames of many switches, without it their drops. Partitions
+// record them apart; a flush merges the rows before the next event time.
+const char* kFatTreeIncasts = R"({
+  "name": "spool_merge",
+  "fabric": {"link": {"rate": "100Gbps", "delay": "1us"}, "switch": {"preset": "trident2"},
+             "nic": {"retransmit_timeout": "50us"}},
+  "topology": {"kind": "fat_tree", "k": 4},
+  "traffic": [{"kind": "incast", "senders": "all", "dst": 0, "size": "1MiB"},
+              {"kind": "incast", "senders": "all", "dst": 9, "size": "1MiB", "start": "3us"}],
+  "output": {"pfc_events": true, "drop_events": true, "queue_interval": "2us"}
+})";
+
+TEST_CASE(
+    "PFC and drop events flushed as the run goes, merged across partitions in tiny chunks, "
+    "equal those kept whole",
+    "[quick][pfc][threads]") {
+  const auto dir = std::filesystem::temp_directory_path() / "rdmasim_spool_merge";
+  const auto out = std::filesystem::temp_directory_path() / "rdmasim_spool_merge_out";
+  for (const auto& d : {dir, out}) {
+    std::filesystem::remove_all(d);
+    std::filesystem::create_directories(d);
+  }
+  for (const bool lossless : {true, false}) {
+    INFO((lossless ? "PFC" : "lossy"));
+    LoadOptions lo;
+    if (!lossless) lo.overrides = {"fabric.switch.pfc.lossless=[]"};
+    const Scenario sc = load_scenario_text(kFatTreeIncasts, "t", lo);
+    RunOptions whole = testing::checked();
+    whole.trace_flush_events = uint64_t{1} << 40;  // only at the end
+    const RunResult ref = run_scenario(sc, whole);
+    REQUIRE(ref.status == RunStatus::kComplete);
+    const std::vector<PfcEvent> pfc = ref.pfc_events.all();
+    const std::vector<DropEvent> drops = ref.drop_events.all();
+    // Many rows, from many switches, through a run of many polls.
+    REQUIRE(ref.events > 40 * 4096);
+    std::set<uint32_t> nodes;
+    if (lossless) {
+      REQUIRE(pfc.size() > 1000);
+      REQUIRE(drops.empty());
+      for (const PfcEvent& e : pfc) nodes.insert(e.node);
+    } else {
+      REQUIRE(pfc.empty());
+      REQUIRE(drops.size() > 1000);
+      for (const DropEvent& e : drops) nodes.insert(e.node);
+    }
+    // Pauses spread back through many switches; drops happen where the two
+    // incasts converge, at their destinations' ToRs.
+    CHECK(nodes.size() >= (lossless ? 4u : 2u));
+    const std::string expected = trace_bytes(out / "whole.h5", sc, ref);
+    for (uint32_t n : {1u, 3u}) {
+      INFO(n << " threads");
+      RunOptions o = testing::checked();
+      o.threads = n;
+      o.force_threads = true;  // partitions even where one thread would be faster
+      o.spool_dir = dir.string();
+      o.spool_chunk_rows = 3;
+      o.trace_flush_events = 1;  // at every poll (4096 events)
+      const RunResult r = run_scenario(sc, o);
+      CHECK(r.threads == n);
+      CHECK((lossless ? r.pfc_events.spilled() : r.drop_events.spilled()) > 0);
+      CHECK(r.pfc_events.size() == pfc.size());
+      CHECK(r.drop_events.size() == drops.size());
+      CHECK(trace_bytes(out / "spooled.h5", sc, r) == expected);
+    }
   }
   CHECK(std::filesystem::is_empty(dir));
   std::filesystem::remove_all(dir);

@@ -364,3 +364,32 @@ TEST_CASE("lossless_drop: with checks off the drop is only counted as a headroom
   CHECK(u.sw->drops(DropReason::kHeadroom) > 0);
   CHECK(u.sw->counters().lossless_drops_headroom_below_automatic == 0);
 }
+
+TEST_CASE(
+    "headroom auto: cells charge a frame of F bytes ceil(F/c) c of buffer for F + 20 of wire; "
+    "small_packet_percentage weighs minimum-size frames against 1 KB ones",
+    "[quick][switch][pfc]") {
+  // 100 Gb/s, 1 us of cable, no response delay, static threshold, 4,200-byte
+  // frames: 2 R d + 2 x 8 (4200 + 20) + 8 x 84 = 268,192 bits = 33,524 B.
+  SwitchConfig cfg;
+  cfg.max_frame = 4200;
+  cfg.pfc.threshold = PfcThreshold::kStatic;
+  const auto h = [&](uint32_t cell, int percent) {
+    cfg.cell = cell;
+    cfg.pfc.small_packet_percentage = percent;
+    return auto_pfc_headroom(cfg, BitRate::gbps(100), Time::us(1), Time::zero()).count();
+  };
+  // Trident2's 208-byte cells: a 64-byte frame takes 208 B for 84 B of wire
+  // (x 208/84); the first size past one cell, 209 B, takes 416 for 229.
+  CHECK(small_frame_occupancy(208) == Approx(208.0 / 84).epsilon(1e-15));
+  // 80-byte cells: 64 B fits one cell (below its wire time); 81 B takes two.
+  CHECK(small_frame_occupancy(80) == Approx(160.0 / 101).epsilon(1e-15));
+  CHECK(small_frame_occupancy(1) == 1.0);
+  CHECK(small_frame_occupancy(16) == 1.0);  // cells of 20 B or less: wire covers it
+  // ceil(33,524 x factor / c) c, the factor as weighed:
+  CHECK(h(208, 100) == 83200);  // x 2.476: 399.1 cells
+  CHECK(h(208, 0) == 40352);    // x (1 + 208/1024): 193.9 cells
+  CHECK(h(208, 50) == 61776);   // halfway: 296.5 cells
+  CHECK(h(80, 100) == 53120);   // x 1.584: 663.8 cells
+  CHECK(h(1, 100) == 33524);    // byte-granular buffers: the wire bytes
+}
