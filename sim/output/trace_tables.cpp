@@ -190,10 +190,19 @@ RDMASIM_TABLE(DeadlockRow, "deadlock",                       //
 
 const std::vector<const TraceTable*>& all_tables() {
   static const std::vector<const TraceTable*> t = {
-      &NodeRow::table(),       &FlowRow::table(),           &LinkRow::table(),
-      &PfcRow::table(),        &DropRow::table(),           &QueueRow::table(),
-      &LinkSampleRow::table(), &QueueTotalsRow::table(),    &CcRow::table(),
-      &PathRow::table(),       &CollectiveStepRow::table(), &CollectiveSweepRow::table(),
+      &NodeRow::table(),
+      &FlowRow::table(),
+      &LinkRow::table(),
+      &PfcRow::table(),
+      &DropRow::table(),
+      &QueueRow::table(),
+      &VlBufferRow::table(),
+      &LinkSampleRow::table(),
+      &QueueTotalsRow::table(),
+      &CcRow::table(),
+      &PathRow::table(),
+      &CollectiveStepRow::table(),
+      &CollectiveSweepRow::table(),
       &DeadlockRow::table(),
   };
   return t;
