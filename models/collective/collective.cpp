@@ -346,13 +346,13 @@ void Collective::try_send(uint32_t rank, uint32_t y) {
     const uint64_t e = k.posted - base;
     const PlanElement& pe = pc.elems[e];
     if (!deps_ready(pe)) break;
-    k.parts_sent[k.posted % spec_.steps] = static_cast<uint8_t>(qp_parts(pe.bytes, spec_.qps));
+    const uint32_t parts = qp_parts(pe.bytes, spec_.qps);
+    k.parts_sent[k.posted % spec_.steps] = static_cast<uint8_t>(parts);
     // One WRITE with immediate per QP, as NCCL splits a transfer.
-    for (uint32_t q = 0; q < spec_.qps; ++q) {
-      const int64_t b = qp_part_bytes(pe.bytes, spec_.qps, q);
-      if (b == 0) break;
-      nic.post(k.qs[q], WorkRequest{wr_id(k.posted, y, false), Verb::kWriteImm, b,
-                                    static_cast<uint32_t>(k.posted)});
+    for (uint32_t q = 0; q < parts; ++q) {
+      nic.post(k.qs[q],
+               WorkRequest{wr_id(k.posted, y, false), Verb::kWriteImm,
+                           qp_part_bytes(pe.bytes, spec_.qps, q), static_cast<uint32_t>(k.posted)});
     }
     ++k.posted;
     --rs.pending;

@@ -39,7 +39,10 @@ inline constexpr int64_t kNcclBuffsize = int64_t{4} << 20;
 // (NCCL_IB_QPS_PER_CONNECTION; net_ib.cc, with NCCL_IB_SPLIT_DATA_ON_QPS):
 // every QP but the last takes ceil(ceil(bytes / qps) / 128) x 128 bytes,
 // the last what is left. Part i of a transfer of `bytes` over `qps` QPs
-// (0 if the transfer ends before it), and the number of non-empty parts.
+// (0 if the transfer ends before it), and the number of parts: the
+// non-empty ones, or one empty WRITE with immediate for an empty transfer
+// (a step without data is still posted: NCCL's Simple protocol signals
+// every step).
 inline constexpr int64_t kIbSplitAlign = 128;
 constexpr int64_t qp_part_bytes(int64_t bytes, uint32_t qps, uint32_t i) {
   const int64_t per = (bytes + qps - 1) / qps;
@@ -48,6 +51,7 @@ constexpr int64_t qp_part_bytes(int64_t bytes, uint32_t qps, uint32_t i) {
   return left <= 0 ? 0 : (left < chunk ? left : chunk);
 }
 constexpr uint32_t qp_parts(int64_t bytes, uint32_t qps) {
+  if (bytes == 0) return 1;
   uint32_t n = 0;
   while (n < qps && qp_part_bytes(bytes, qps, n) > 0) ++n;
   return n;

@@ -12,8 +12,11 @@
 // Each channel carries size / channels, in loops (NCCL's loopSize): each
 // loop runs every step on chunks of at most `chunk_slots` slots
 // (ALLREDUCE_CHUNKSTEPS = NCCL_STEPS / 2, the same for AllGather and
-// ReduceScatter), the last loop on what is left / n; a chunk is cut into
-// slots (buffsize / steps), the last one possibly shorter. A chunk of at
+// ReduceScatter), the last loop on what is left / n (AllReduce: in chunks
+// of ceil(left / n) floats rounded up to 16 bytes, as NCCL 2.19's runRing,
+// the last chunks shorter or empty); a chunk is cut into slots (buffsize /
+// steps), the last one possibly shorter, and an empty chunk is one empty
+// transfer (NCCL posts every step). A chunk of at
 // most half the buffer keeps the ring from deadlocking: a slot a rank needs
 // is freed by its successor forwarding an element that lies less than a
 // buffer ahead, and so on around the ring.
@@ -30,7 +33,8 @@
 
 namespace rdmasim {
 
-// Requires n >= 2, bytes a positive multiple of n x channels, chunk_slots >= 1;
+// Requires n >= 2, bytes positive: a multiple of 4 for AllReduce (float32
+// elements), of n x channels for the others; chunk_slots >= 1;
 // `rails`, if given, of n ranks in at least 2 servers of at least 2 GPUs.
 // Connection c x n + p: channel c, from the p-th rank of its ring to the
 // next; then, with `rails`, connection n x channels + c x N + s: channel c's
@@ -40,7 +44,9 @@ CollectivePlan ring_plan(CollectiveOp op, uint32_t n, int64_t bytes, uint32_t ch
                          const ServerLayout* rails = nullptr);
 
 // Bytes each rank receives in one iteration of the ring: 2(n-1)/n x size for
-// AllReduce, (n-1)/n x size for AllGather and ReduceScatter.
+// AllReduce, (n-1)/n x size for AllGather and ReduceScatter (AllReduce: when
+// every chunk is the same, i.e. size / (n x channels) is a multiple of 16
+// bytes or of the chunk limit).
 int64_t ring_bytes_received(CollectiveOp op, uint32_t n, int64_t bytes);
 
 }  // namespace rdmasim

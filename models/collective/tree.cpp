@@ -72,7 +72,7 @@ int64_t tree_chunk_bytes(int64_t bytes, uint32_t tree_channels, uint32_t depth,
 }
 
 CollectivePlan tree_plan(uint32_t n, int64_t bytes, uint32_t channels, int64_t slot_bytes) {
-  assert(n >= 2 && channels >= 1 && bytes > 0 && bytes % (int64_t{4} * channels) == 0);
+  assert(n >= 2 && channels >= 1 && bytes > 0 && bytes % 4 == 0);
   const std::array<Tree, 2> trees = double_binary_tree(n);
   const uint32_t tree_channels = 2 * channels;
   // NCCL's depth for the chunk rule is nRanks/nNodes - 1 + log2i(nNodes)

@@ -50,7 +50,8 @@ uint32_t tree_depth(const Tree& t);
 // channels of trees of depth `depth`, starting from one slot.
 int64_t tree_chunk_bytes(int64_t bytes, uint32_t tree_channels, uint32_t depth, int64_t slot_bytes);
 
-// Requires n >= 2, bytes a positive multiple of 4 x channels.
+// Requires n >= 2, bytes a positive multiple of 4 (float32 elements): a
+// tree channel with no element has no transfer.
 CollectivePlan tree_plan(uint32_t n, int64_t bytes, uint32_t channels, int64_t slot_bytes);
 
 }  // namespace rdmasim

@@ -204,8 +204,9 @@ const ParamTable& sweep_params() {
         .min(Bytes(1))
         .required()
         .doc(
-            "the first size (nccl-tests -b); every size is rounded down to a multiple of 4 x n "
-            "x channels, and this one must stay at least that")
+            "the first size (nccl-tests -b); every size is rounded down to whole float32 "
+            "elements, a multiple of 4 (all_reduce by ring or tree, as nccl-tests) or of 4 x n x "
+            "channels (the others, as `size`), and this one must stay at least that")
         .source("nccl-tests: -b, --minbytes");
     f.add("max_bytes", ParamKind::kBytes)
         .min(Bytes(1))
@@ -262,8 +263,9 @@ const ParamTable& collective_params() {
         .when_absent("sweep")
         .doc(
             "bytes as nccl-tests reports them: the whole buffer (all_reduce), the gathered output "
-            "(all_gather) or the input (reduce_scatter); each rank owns size / n. A multiple of "
-            "4 x n x channels (float32 elements, split evenly over ranks and channels)")
+            "(all_gather) or the input (reduce_scatter); each rank owns size / n. all_reduce by "
+            "ring or tree: a multiple of 4 (float32 elements, any count, as NCCL takes it); "
+            "otherwise a multiple of 4 x n x channels (split evenly over ranks and channels)")
         .source("nccl-tests");
     f.add_choice("algorithm",
                  std::vector<std::pair<std::string, CollectiveAlgorithm>>{

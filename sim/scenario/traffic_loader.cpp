@@ -352,8 +352,9 @@ ServerLayout server_layout(const Topology& t, const std::vector<uint32_t>& ranks
 }
 
 // nccl-tests' sizes (common.cu: from -b while at most -e, times -f or plus
-// -i), each rounded down to a multiple of `unit` (4 x ranks x channels: the
-// model splits the buffer evenly; nccl-tests rounds to its element count).
+// -i), each rounded down to a multiple of `unit`: 4 (nccl-tests' float
+// count) where the op takes any count, else 4 x ranks x channels (every
+// rank's part whole in every channel).
 // Sets the spec's sweep, `bytes` (the largest size) and `iterations` (all).
 constexpr size_t kMaxSweepSizes = 256;
 void read_sweep(JsonReader& r, CollectiveSpec& c, int64_t unit) {
@@ -374,9 +375,8 @@ void read_sweep(JsonReader& r, CollectiveSpec& c, int64_t unit) {
   }
   if (lo < unit) {
     w.fail("min_bytes",
-           to_string(Bytes(lo)) +
-               " rounds down to 0: a size is a multiple of 4 x ranks x "
-               "channels",
+           to_string(Bytes(lo)) + " rounds down to 0: a size is a multiple of " +
+               std::to_string(unit) + " bytes",
            "at least " + std::to_string(unit) + " bytes");
   }
   for (int64_t s = lo; s <= hi;) {
@@ -446,16 +446,25 @@ CollectiveSpec read_collective(JsonReader& r, const Topology& t, const std::stri
   if (!nvlink) c.servers = {};
   c.channels = static_cast<uint32_t>(r.integer("channels"));
   c.qps = static_cast<uint32_t>(r.integer("qps_per_connection"));
-  const int64_t unit = 4 * static_cast<int64_t>(c.ranks.size()) * c.channels;
+  // AllReduce by ring or tree takes any number of float32 elements, as
+  // NCCL does (a short message leaves chunks empty); AllGather and
+  // ReduceScatter give every rank the same part, and the hierarchical plan
+  // splits the buffer evenly over ranks and channels.
+  const bool any_count =
+      c.op == CollectiveOp::kAllReduce && c.algorithm != CollectiveAlgorithm::kHierarchical;
+  const int64_t unit = any_count ? 4 : 4 * static_cast<int64_t>(c.ranks.size()) * c.channels;
   if (r.has("sweep")) {
     read_sweep(r, c, unit);
   } else {
     c.bytes = r.bytes("size").count();
     if (c.bytes % unit != 0) {
       r.fail("size",
-             to_string(Bytes(c.bytes)) + " does not split into " + std::to_string(c.ranks.size()) +
-                 " ranks x " + std::to_string(c.channels) + " channel(s) of float32 elements",
-             "a multiple of 4 x ranks x channels = " + std::to_string(unit) + " bytes");
+             any_count ? to_string(Bytes(c.bytes)) + " is not a whole number of float32 elements"
+                       : to_string(Bytes(c.bytes)) + " does not split into " +
+                             std::to_string(c.ranks.size()) + " ranks x " +
+                             std::to_string(c.channels) + " channel(s) of float32 elements",
+             any_count ? "a multiple of 4 bytes"
+                       : "a multiple of 4 x ranks x channels = " + std::to_string(unit) + " bytes");
     }
     c.iterations = static_cast<uint32_t>(r.integer("iterations"));
   }

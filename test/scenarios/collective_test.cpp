@@ -298,10 +298,11 @@ TEST_CASE(
   // the last QP what is left. Ring AllReduce over 4 ranks, one channel,
   // 8 KiB slots (64 KiB buffer): each rank's 33,768-byte chunk per step is
   // 4 slots of 8192 bytes (a 32 KiB chunk, half the buffer) and one element
-  // of 1000 bytes; 2(n-1) = 6 steps. Over q = 3 QPs an 8192-byte element
-  // goes as 2816 + 2816 + 2560 (ceil(8192/3) = 2731, rounded up to 22 x 128)
-  // and a 1000-byte one as 384 + 384 + 232.
-  const int64_t size = 4 * (32768 + 1000);
+  // of 1008 bytes (a multiple of 16, so that NCCL's last-loop chunks are
+  // equal); 2(n-1) = 6 steps. Over q = 3 QPs an 8192-byte element goes as
+  // 2816 + 2816 + 2560 (ceil(8192/3) = 2731, rounded up to 22 x 128) and a
+  // 1008-byte one as 384 + 384 + 240.
+  const int64_t size = 4 * (32768 + 1008);
   const std::string text =
       star(4, "1us",
            R"({"kind": "collective", "op": "all_reduce", "size": )" + std::to_string(size) +
@@ -346,10 +347,10 @@ TEST_CASE(
   REQUIRE(r.status == RunStatus::kComplete);
   const CollectiveResult& c = r.collectives.at(0);
   CHECK(c.completed == 1);
-  // The ring's bytes per rank do not depend on the QPs: 6 x 33,768.
-  for (const int64_t b : c.rank_bytes_received) CHECK(b == 6 * (32768 + 1000));
+  // The ring's bytes per rank do not depend on the QPs: 6 x 33,776.
+  for (const int64_t b : c.rank_bytes_received) CHECK(b == 6 * (32768 + 1008));
   REQUIRE(bytes.size() == 4);
-  const std::vector<int64_t> per_qp{24 * 2816 + 6 * 384, 24 * 2816 + 6 * 384, 24 * 2560 + 6 * 232};
+  const std::vector<int64_t> per_qp{24 * 2816 + 6 * 384, 24 * 2816 + 6 * 384, 24 * 2560 + 6 * 240};
   for (size_t i = 0; i < bytes.size(); ++i) {
     INFO("connection " << i);
     CHECK(bytes[i] == per_qp);
@@ -363,8 +364,7 @@ TEST_CASE(
 
 namespace {
 
-// An nccl-tests sweep over five ranks of a star, two channels: sizes 16, 64
-// and 256 KiB rounded down to multiples of 4 x 5 x 2 = 40 bytes.
+// An nccl-tests sweep over five ranks of a star, two channels.
 std::string sweep_collective(const std::string& sweep) {
   return star(6, "1us",
               R"({"kind": "collective", "op": "all_reduce", "ranks": [1, 2, 3, 4, 5],
@@ -375,20 +375,22 @@ std::string sweep_collective(const std::string& sweep) {
 }  // namespace
 
 TEST_CASE(
-    "sweep: sizes rounded to 4 n channels, time the timed iterations over their number, algbw "
-    "and busbw as nccl-tests, same on 1-3 threads",
+    "sweep: sizes in whole floats as nccl-tests takes them, time the timed iterations over "
+    "their number, algbw and busbw as nccl-tests, same on 1-3 threads",
     "[scenario][collective][sweep]") {
   const Scenario sc = load_scenario_text(
       sweep_collective(R"({"min_bytes": "16KiB", "max_bytes": "256KiB", "step_factor": 4,
                           "iters": 2, "warmup_iters": 1})"),
       "sweep");
+  // all_reduce takes any float count (nccl-tests: size / 4 elements), so
+  // the sizes are exactly 16, 64 and 256 KiB.
   const std::vector<RunResult> runs = run_on_1_2_3_threads(sc);
   const CollectiveResult& c = runs[0].collectives.at(0);
   const uint32_t n = 5;
   REQUIRE(c.sweep.size() == 3);
   CHECK(c.iterations == 3 * (1 + 2));
   CHECK(c.completed == 9);
-  const std::vector<int64_t> sizes = {16360, 65520, 262120};
+  const std::vector<int64_t> sizes = {16384, 65536, 262144};
   double avg = 0;
   for (size_t p = 0; p < 3; ++p) {
     const CollectiveResult::SweepRow& w = c.sweep[p];
@@ -421,9 +423,12 @@ TEST_CASE(
   // No barrier between sizes (docs/collectives.md#sweeps): a size's timed
   // loop starts with the ranks as skewed as the iteration before left them,
   // so the comparison is with the same size after the same number of
-  // iterations; nothing of the previous size carries over on a star.
+  // iterations; nothing of the previous size carries over on a star. The
+  // sizes are multiples of 16 x 5 ranks x 2 channels, so that every rank's
+  // chunk is the same (NCCL's 16-byte chunk alignment leaves uneven chunks
+  // otherwise, whose skew depends on where the ranks started).
   const Ran swept = run_text(sweep_collective(
-      R"({"min_bytes": "16KiB", "max_bytes": "256KiB", "step_factor": 4, "iters": 2,
+      R"({"min_bytes": "16000B", "max_bytes": "256000B", "step_factor": 4, "iters": 2,
           "warmup_iters": 1})"));
   REQUIRE(swept.result.status == RunStatus::kComplete);
   const CollectiveResult& c = swept.result.collectives.at(0);

@@ -18,8 +18,9 @@ TEST_CASE("ring plans have the textbook steps and bytes", "[quick][collective]")
       for (const uint32_t channels : {1u, 3u}) {
         // 3 MiB per rank and channel: a loop of 2 MiB chunks (4 slots, half
         // the buffer, as NCCL's ALLREDUCE_CHUNKSTEPS) and one of 1 MiB, or
-        // a short last slot.
-        for (const int64_t chunk : {int64_t{3} << 20, (int64_t{3} << 20) + 1000}) {
+        // a short last slot (1000 more: a multiple of 16 bytes, so that
+        // AllReduce's last-loop chunks, rounded up to 16 bytes, are equal).
+        for (const int64_t chunk : {int64_t{3} << 20, (int64_t{3} << 20) + 1008}) {
           INFO(to_string(op) << " n=" << n << " channels=" << channels << " chunk=" << chunk);
           const int64_t size = chunk * n * channels;
           const CollectivePlan p = ring_plan(op, n, size, channels, kSlot, 4);
@@ -70,4 +71,54 @@ TEST_CASE("nccl-tests bus bandwidth factors", "[quick][collective]") {
   CHECK(bus_factor(CollectiveOp::kAllReduce, 8) == Approx(14.0 / 8));
   CHECK(bus_factor(CollectiveOp::kAllGather, 8) == Approx(7.0 / 8));
   CHECK(bus_factor(CollectiveOp::kReduceScatter, 4) == Approx(3.0 / 4));
+}
+
+TEST_CASE(
+    "ring AllReduce of any float count: NCCL's last-loop chunks of ceil(r / n) floats rounded "
+    "up to 16 bytes, the last ones short or empty, every step still sent",
+    "[quick][collective]") {
+  // NCCL's all_reduce.h (runRing, 2.19 and later): the loop that is not
+  // full cuts what is left, r floats, into chunks of alignUp(ceil(r / n), 4)
+  // floats; chunk q holds min(chunk, r - q chunk) (none if negative), and a
+  // rank at ring index i sends chunk i - 1 - s in step s. Every step is a
+  // transfer, an empty one for an empty chunk.
+  constexpr int64_t kSlot = (int64_t{4} << 20) / 8;
+  struct Case {
+    uint32_t n;
+    int64_t bytes;
+    std::vector<int64_t> chunks;  // by hand from the rule above
+  };
+  const std::vector<Case> cases = {
+      // 8 B on 16 ranks: 2 floats; chunk alignUp(1, 4) = 4 floats = 16 B.
+      {16, 8, {8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+      // 1 KiB on 16: 256 floats, 16 each (64 B), all full.
+      {16, 1024, std::vector<int64_t>(16, 64)},
+      // 1 KiB on 6: 256 floats, ceil(256 / 6) = 43 -> 44 floats (176 B):
+      // five of 176 B, the last 1024 - 880 = 144 B.
+      {6, 1024, {176, 176, 176, 176, 176, 144}},
+      // 100 B on 4: 25 floats, ceil(25 / 4) = 7 -> 8 (32 B): 32, 32, 32, 4.
+      {4, 100, {32, 32, 32, 4}},
+      // 40 B on 8: 10 floats, 2 -> 4 (16 B): 16, 16, 8, then empty.
+      {8, 40, {16, 16, 8, 0, 0, 0, 0, 0}},
+  };
+  for (const Case& k : cases) {
+    INFO("n = " << k.n << ", " << k.bytes << " B");
+    const CollectivePlan p = ring_plan(CollectiveOp::kAllReduce, k.n, k.bytes, 1, kSlot, 4);
+    REQUIRE(p.conns.size() == k.n);
+    for (uint32_t i = 0; i < k.n; ++i) {
+      const PlanConnection& c = p.conns[i];
+      // One transfer per step (every chunk fits a slot here).
+      REQUIRE(c.elems.size() == p.steps);
+      for (uint32_t s = 0; s < p.steps; ++s) {
+        CHECK(c.elems[s].step == s);
+        CHECK(c.elems[s].bytes == k.chunks[(i + k.n - 1 - s % k.n) % k.n]);
+      }
+    }
+    // Each step moves every chunk once around the ring: the whole buffer.
+    for (uint32_t s = 0; s < p.steps; ++s) {
+      int64_t sum = 0;
+      for (const PlanConnection& c : p.conns) sum += c.elems[s].bytes;
+      CHECK(sum == k.bytes);
+    }
+  }
 }
