@@ -141,7 +141,8 @@ Collective::Collective(Simulation& sim, std::string name, CollectiveSpec spec,
     rank_[pc.receiver].in.push_back(i);
   }
   iters_.resize(size_t{spec_.iterations} * n);
-  steps_.resize(size_t{spec_.iterations} * n * plan0.steps);
+  cur_steps_.resize(size_t{n} * plan0.steps);
+  step_rows_.resize(n);
   rank_rx_.assign(n, 0);
   relay_rx_.assign(n, 0);
   for (uint32_t r = 0; r < n; ++r) {
@@ -214,17 +215,16 @@ void Collective::on_receive_completion(uint32_t host, const Completion& c) {
   // At the receiver: a part of an element (imm: the element, counted over
   // iterations); the elements whose parts have all arrived, in order, have
   // arrived.
-  const RankState& rs = rank_[pc.receiver];
   const uint64_t base = k.recv.base;
   assert(c.imm >= k.arrived && c.imm < base + k.recv.elems);
   ++k.parts_in[c.imm % spec_.steps];
-  const size_t row = size_t{rs.iter} * ranks() + pc.receiver;
+  StepRecord* const row = &cur_steps_[size_t{pc.receiver} * nsteps];
   const PlanElement& part_of = pc.elems[c.imm - base];
   if (part_of.relay) {
     relay_rx_[pc.receiver] += c.bytes;  // a PXN proxy's: not its rank's data
   } else {
     rank_rx_[pc.receiver] += c.bytes;
-    steps_[row * nsteps + part_of.step].bytes += c.bytes;
+    row[part_of.step].bytes += c.bytes;
   }
   Time first = Time::infinite();
   while (k.arrived < base + k.recv.elems) {
@@ -244,7 +244,7 @@ void Collective::on_receive_completion(uint32_t host, const Completion& c) {
     k.ready_at[e] = t;
     ++k.arrived;
     if (!pe.relay) {
-      StepRecord& sr = steps_[row * nsteps + pe.step];
+      StepRecord& sr = row[pe.step];
       sr.end = sr.end.is_infinite() ? now : std::max(sr.end, now);
     }
     first = std::min(first, t);
@@ -313,6 +313,28 @@ void Collective::begin_iteration(uint32_t rank) {
   }
 }
 
+void Collective::take_step_rows(Time before, std::vector<StepRow>& out) {
+  for (std::vector<StepRow>& rows : step_rows_) {
+    const auto end = std::partition_point(rows.begin(), rows.end(),
+                                          [&](const StepRow& r) { return r.done < before; });
+    out.insert(out.end(), rows.begin(), end);
+    rows.erase(rows.begin(), end);
+  }
+}
+
+void Collective::take_open_step_rows(std::vector<StepRow>& out) {
+  if (!record_steps_) return;
+  const uint32_t nsteps = plans_[0].steps;
+  for (uint32_t rank = 0; rank < ranks(); ++rank) {
+    const RankState& rs = rank_[rank];
+    if (!rs.active) continue;
+    for (uint32_t st = 0; st < nsteps; ++st) {
+      out.push_back(
+          {Time::infinite(), rs.host, rs.iter, rank, st, cur_steps_[size_t{rank} * nsteps + st]});
+    }
+  }
+}
+
 Collective::Conn::Current Collective::current(uint32_t c, uint32_t p, uint64_t in_phase) const {
   const Conn& k = conns_[c];
   return {k.phase_base[p] + in_phase * k.phase_elems[p], k.phase_elems[p], &plans_[p].conns[c]};
@@ -325,6 +347,12 @@ void Collective::end_iteration(uint32_t rank) {
   ri.end = now;
   ++ri.ends;
   rs.active = false;
+  const uint32_t nsteps = plans_[0].steps;
+  StepRecord* const row = &cur_steps_[size_t{rank} * nsteps];
+  for (uint32_t st = 0; st < nsteps; ++st) {
+    if (record_steps_) step_rows_[rank].push_back({now, rs.host, rs.iter, rank, st, row[st]});
+    row[st] = StepRecord{};
+  }
   ++rs.iter;
   if (rs.iter < spec_.iterations) {
     rs.next_start = now + spec_.gap;
@@ -356,7 +384,7 @@ void Collective::try_send(uint32_t rank, uint32_t y) {
     }
     ++k.posted;
     --rs.pending;
-    StepRecord& sr = steps_[(size_t{rs.iter} * ranks() + rank) * plans_[0].steps + pe.step];
+    StepRecord& sr = cur_steps_[size_t{rank} * plans_[0].steps + pe.step];
     if (sr.start.is_infinite()) sr.start = nic.ctx().now();
     // Its data has been copied out of the receive slots it came in.
     for (size_t d = 0; d < PlanElement::kMaxDeps && pe.dep_conn[d] >= 0; ++d) {

@@ -43,13 +43,19 @@
 //     its last iteration ends (or one of its QPs fails), so a partitioned
 //     run stops after the same event as a sequential one.
 //  6. Nothing is allocated after build: the plan, the records and the
-//     per-element times are sized at construction.
+//     per-element times are sized at construction (but the finished step
+//     rows of contract 8).
 //  7. A sweep runs its sizes (phases) one after another on the same QPs,
 //     each with its own plan over the same connections: a rank starts its
 //     first iteration of size k + 1 when it has finished its last of size
 //     k (plus `gap`), as the iterations of one size follow each other. There
 //     is no barrier between sizes (nccl-tests' host-side barrier before each
 //     timed loop has no path between ranks here but the network).
+//  8. Step records (trace.h5's /collective_steps), when kept, are a rank's
+//     current iteration's; when the rank ends the iteration they become
+//     rows appended to the rank's own list (written from its partition
+//     only), which the runner drains between phases (take_step_rows): a
+//     long run holds its unflushed rows, not every iteration's.
 #pragma once
 
 #include <cstdint>
@@ -102,9 +108,21 @@ class Collective : public Workload, public CompletionHandler {
     Time end = Time::infinite();
     int64_t bytes = 0;
   };
-  const StepRecord& step_record(uint32_t iter, uint32_t rank, uint32_t step) const {
-    return steps_[(size_t{iter} * ranks() + rank) * plans_[0].steps + step];
-  }
+  // A step record that is final: its rank finished the iteration at `done`
+  // (Time::infinite(): the run ended before it did).
+  struct StepRow {
+    Time done;
+    uint32_t host = 0, iter = 0, rank = 0, step = 0;
+    StepRecord rec;
+  };
+  // Step records are kept (contract 8) only when asked, before setup.
+  void record_steps(bool on) { record_steps_ = on; }
+  // Between phases (no partition running): moves the rows of every
+  // rank-iteration that ended before `before` to `out`, rank by rank, each
+  // rank's in the order its iterations ended, a rank-iteration's in step order.
+  void take_step_rows(Time before, std::vector<StepRow>& out);
+  // After the run: the rows of the iterations ranks began and did not end.
+  void take_open_step_rows(std::vector<StepRow>& out);
   // Payload bytes rank `rank` has received in all so far (data elements
   // only, not FIFO entries, nor what it received as a PXN proxy: plan.h
   // rule 4), and what it received as a proxy.
@@ -227,7 +245,9 @@ class Collective : public Workload, public CompletionHandler {
   uint32_t plan_channels_ = 1;
   std::vector<RankState> rank_;
   std::vector<RankIteration> iters_;
-  std::vector<StepRecord> steps_;
+  bool record_steps_ = false;
+  std::vector<StepRecord> cur_steps_;            // rank x steps: its current iteration's
+  std::vector<std::vector<StepRow>> step_rows_;  // per rank: finished, not yet taken
   std::vector<int64_t> rank_rx_;
   std::vector<int64_t> relay_rx_;  // per rank, as a proxy
   // Per host: the first QPN it created for the collective, and its ends by

@@ -408,22 +408,29 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
   }
 
   if (!r.collectives.empty()) {
-    std::vector<CollectiveStepRow> rows;
-    for (const CollectiveResult& c : r.collectives) {
-      for (const CollectiveResult::Step& st : c.step_rows) {
-        CollectiveStepRow row{};
-        row.item = c.item;
-        row.iteration = st.iter;
-        row.rank = st.rank;
-        row.step = st.step;
-        row.node = topo.hosts()[st.host];
-        row.start = st.start.is_infinite() ? -1 : st.start.in_ps();
-        row.end = st.end.is_infinite() ? -1 : st.end.in_ps();
-        row.bytes = st.bytes;
-        rows.push_back(row);
+    // Each collective's spooled step rows, a chunk at a time, item by item.
+    size_t steps = 0;
+    for (const CollectiveResult& c : r.collectives) steps += c.step_rows.size();
+    write_table_in_parts<CollectiveStepRow>(file, steps, str, dcpl, [&](const auto& write) {
+      for (const CollectiveResult& c : r.collectives) {
+        c.step_rows.for_each_chunk([&](const CollectiveResult::Step* from, size_t n) {
+          std::vector<CollectiveStepRow> rows = zeroed<CollectiveStepRow>(n);
+          for (size_t i = 0; i < n; ++i) {
+            const CollectiveResult::Step& st = from[i];
+            CollectiveStepRow& row = rows[i];
+            row.item = c.item;
+            row.iteration = st.iter;
+            row.rank = st.rank;
+            row.step = st.step;
+            row.node = topo.hosts()[st.host];
+            row.start = st.start.is_infinite() ? -1 : st.start.in_ps();
+            row.end = st.end.is_infinite() ? -1 : st.end.in_ps();
+            row.bytes = st.bytes;
+          }
+          write(rows.data(), n);
+        });
       }
-    }
-    write_table(file, rows, str, dcpl);
+    });
     std::vector<CollectiveSweepRow> sweep;
     for (const CollectiveResult& c : r.collectives) {
       for (const CollectiveResult::SweepRow& w : c.sweep) {

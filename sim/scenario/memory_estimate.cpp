@@ -127,9 +127,10 @@ MemoryEstimate estimate_memory(const Scenario& sc, int64_t loaded_bytes) {
   // channels, plus a PXN relay per server and channel when rail-aligned;
   // double binary tree: 2 trees x (n - 1) edges x up and down x channels;
   // hierarchical: 3 n x channels), and per element of the plan its record
-  // and time; per
-  // iteration, rank and step a record, kept and reported
-  // (models/collective/collective.h).
+  // and time; per iteration, rank and step a row of trace.h5's
+  // /collective_steps (spooled to disk as the run goes, but the file is
+  // assembled in memory at the end; none without output.trace: an upper
+  // bound).
   int64_t coll_bytes = 0;
   uint64_t coll_elems = 0, coll_steps = 0;
   for (const CollectiveSpec& c : sc.collectives) {

@@ -102,13 +102,16 @@ struct CollectiveResult {
   // Over the completed iterations: mean time, and algbw and busbw of that
   // mean (nccl-tests: the average time of its timed iterations).
   double time_us = 0, algbw_gbps = 0, busbw_gbps = 0;
-  // Per iteration, rank and step (docs/trace.md /collective_steps).
+  // Per step of each iteration a rank began (docs/trace.md
+  // /collective_steps), in the order the ranks ended their iterations
+  // (those not ended last), each rank-iteration's steps in order; kept only
+  // with output.trace.
   struct Step {
     uint32_t iter, rank, step, host;
     Time start, end;  // infinite: not reached
     int64_t bytes;
   };
-  std::vector<Step> step_rows;
+  RowSpool<Step> step_rows;
   std::vector<int64_t> rank_bytes_received;  // over all iterations
   // A sweep (docs/collectives.md#sweeps): one row per size, as nccl-tests
   // prints it; empty without a sweep. time_us is the mean of the size's

@@ -117,6 +117,8 @@ class Recorders {
         pfc_events_(std::max<uint32_t>(1, options.threads)),
         drop_events_(std::max<uint32_t>(1, options.threads)) {
     if (!options.spool_dir.empty()) {
+      spool_dir_ = options.spool_dir;
+      spool_chunk_rows_ = options.spool_chunk_rows;
       pfc_out_.spill_to(options.spool_dir, options.spool_chunk_rows);
       drop_out_.spill_to(options.spool_dir, options.spool_chunk_rows);
       queue_out_.spill_to(options.spool_dir, options.spool_chunk_rows);
@@ -129,19 +131,22 @@ class Recorders {
   Recorders& operator=(const Recorders&) = delete;
 
   void attach(Simulation& sim, const Fabric& fabric, const FlowGenerator& traffic);
+  // The collectives' step records (trace.h5's /collective_steps), with the trace.
+  void attach(const std::vector<Collective*>& collectives);
   // The deadlock detector, if any: it may decide the run's status.
   const DeadlockDetector* deadlock() const { return deadlock_; }
   // Records time series (trace.h5's /queues, /pfc_events...): they are
   // flushed as the run goes (flush).
   bool time_series() const {
     return queue_sampler_ != nullptr || link_sampler_ != nullptr || sc_.output.pfc_events ||
-           sc_.output.drop_events || !sampled_.empty();
+           sc_.output.drop_events || !sampled_.empty() || !steps_.empty();
   }
   // Between events or phases, when only this thread runs: moves every row
   // that is final (no later event can add a row before it) from the
   // recorders to their spools, in the order of the file.
   void flush(Simulation& sim);
-  // What they recorded (needs r.sim_time).
+  // What they recorded (needs r.sim_time; the collectives' steps need
+  // r.collectives).
   void collect(RunResult& r);
   // The measurement window's counters at its ends (see collect_window).
   void collect_window(RunResult& r, const Fabric& fabric);
@@ -176,6 +181,14 @@ class Recorders {
   RowSpool<VlBufferSample> vl_out_;
   RowSpool<LinkSample> link_out_;
   RowSpool<CcSampleResult> cc_out_;
+  // Per collective: its step rows as they become final.
+  struct CollectiveSteps {
+    Collective* c;
+    RowSpool<CollectiveResult::Step> out;
+  };
+  std::vector<CollectiveSteps> steps_;
+  std::string spool_dir_;
+  size_t spool_chunk_rows_ = 0;
   void flush_before(Time before, Time settled);
   // Congestion-control samples (output.cc_interval): one sampler per QP
   // whose algorithm reports a state, written only from its NIC's events
@@ -269,6 +282,34 @@ void Recorders::attach(Simulation& sim, const Fabric& fabric, const FlowGenerato
   }
 }
 
+void Recorders::attach(const std::vector<Collective*>& collectives) {
+  if (!sc_.output.trace) return;
+  for (Collective* c : collectives) {
+    c->record_steps(true);
+    steps_.push_back({c, {}});
+    if (!spool_dir_.empty()) steps_.back().out.spill_to(spool_dir_, spool_chunk_rows_);
+  }
+}
+
+namespace {
+
+// Step rows in the order of the file: by when their rank ended the
+// iteration, then by host (a host runs one rank of a collective), each
+// rank-iteration's in step order. A rank's rows are final once it ends the
+// iteration, in its own partition, so the order does not depend on threads.
+void append_steps(std::vector<Collective::StepRow>& rows, RowSpool<CollectiveResult::Step>& out) {
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Collective::StepRow& a, const Collective::StepRow& b) {
+                     return a.done != b.done ? a.done < b.done : a.host < b.host;
+                   });
+  for (const Collective::StepRow& r : rows) {
+    out.push_back({r.iter, r.rank, r.step, r.host, r.rec.start, r.rec.end, r.rec.bytes});
+  }
+  rows.clear();
+}
+
+}  // namespace
+
 void Recorders::flush(Simulation& sim) {
   // Every event still to come is at next_event_time() or later, and so is
   // every row it records; the run ends at now() or later.
@@ -318,6 +359,11 @@ void Recorders::flush_before(Time before, Time settled) {
       batch.begin(), batch.end(),
       [](const CcSampleResult& a, const CcSampleResult& b) { return a.time < b.time; });
   cc_out_.append(batch.begin(), batch.end());
+  std::vector<Collective::StepRow> rows;
+  for (CollectiveSteps& s : steps_) {
+    s.c->take_step_rows(before, rows);
+    append_steps(rows, s.out);
+  }
 }
 
 void Recorders::collect(RunResult& r) {
@@ -329,6 +375,13 @@ void Recorders::collect(RunResult& r) {
   r.pfc_events = std::move(pfc_out_);
   r.drop_events = std::move(drop_out_);
   r.cc_samples = std::move(cc_out_);
+  // After every finished iteration, those the run ended in.
+  std::vector<Collective::StepRow> rows;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    steps_[i].c->take_open_step_rows(rows);
+    append_steps(rows, steps_[i].out);
+    r.collectives.at(i).step_rows = std::move(steps_[i].out);
+  }
 }
 
 // The measurement window: (start, end], clipped to the run. Its counters at
@@ -646,14 +699,6 @@ void collect_collectives(RunResult& r, const Workloads& workloads) {
       cr.algbw_gbps = static_cast<double>(s.bytes) / mean_s * 1e-9;
       cr.busbw_gbps = cr.algbw_gbps * factor;
     }
-    for (uint32_t i = 0; i < s.iterations; ++i) {
-      for (uint32_t rank = 0; rank < cr.ranks; ++rank) {
-        for (uint32_t st = 0; st < cr.steps; ++st) {
-          const Collective::StepRecord& sr = c->step_record(i, rank, st);
-          cr.step_rows.push_back({i, rank, st, s.ranks[rank], sr.start, sr.end, sr.bytes});
-        }
-      }
-    }
     for (uint32_t rank = 0; rank < cr.ranks; ++rank)
       cr.rank_bytes_received.push_back(c->received(rank));
     r.collectives.push_back(std::move(cr));
@@ -681,6 +726,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   // Recorders.
   Recorders recorders(sc, options);
   recorders.attach(sim, fabric, *workloads.flows);
+  recorders.attach(workloads.collectives);
   // The progress hook is also where the run polls its stops from outside
   // (a signal, the wall-clock limit, the fuzz target's event budget): every
   // 4096 events, between phases in a partitioned run; the progress callback
@@ -771,6 +817,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
       r.partition_events.push_back(sim.partition(i).events_dispatched());
     }
   }
+  collect_collectives(r, workloads);
   recorders.collect(r);
   collect_switches(r, sc, fabric);
   collect_nics(r, fabric);
@@ -778,7 +825,6 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   recorders.collect_window(r, fabric);
   collect_links(r, sc, fabric, recorders.window_start(), recorders.window_end());
   collect_flows(r, sc, fabric, *workloads.flows, recorders, format);
-  collect_collectives(r, workloads);
   r.checked = options.check;
   if (options.check && violation.empty()) violation = check_end_of_run(r, fabric, workloads);
   if (!violation.empty()) {

@@ -1,6 +1,7 @@
 // DCQCN outputs (docs/congestion-control.md, "Outputs"): the per-QP samples
 // of /cc_samples, the CNP and ECN-echo counts, and the measurement window
 // (output.window), through the scenario runner.
+#include <unistd.h>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -174,6 +175,12 @@ TEST_CASE("cc samples: on change, decimated, and recording changes no event",
   }
 }
 
+// A folder of this process's own under the temporary directory: suites
+// run side by side (a sanitizer tree, another checkout) do not share it.
+std::filesystem::path scratch_dir(const std::string& name) {
+  return std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+}
+
 // The trace.h5 of a run, as bytes.
 std::string trace_bytes(const std::filesystem::path& path, const Scenario& sc, const RunResult& r) {
   write_trace(path.string(), sc, r);
@@ -194,8 +201,8 @@ TEST_CASE("time series flushed as the run goes, spilled in tiny chunks, equal th
   REQUIRE(ref.cc_samples.size() > 100);
   REQUIRE(ref.link_samples.size() > 100);
   REQUIRE(ref.queue_samples.size() > 100);
-  const auto dir = std::filesystem::temp_directory_path() / "rdmasim_spool_scenario";
-  const auto out = std::filesystem::temp_directory_path() / "rdmasim_spool_scenario_out";
+  const auto dir = scratch_dir("rdmasim_spool_scenario");
+  const auto out = scratch_dir("rdmasim_spool_scenario_out");
   for (const auto& d : {dir, out}) {
     std::filesystem::remove_all(d);
     std::filesystem::create_directories(d);
@@ -237,8 +244,8 @@ TEST_CASE(
     "PFC and drop events flushed as the run goes, merged across partitions in tiny chunks, "
     "equal those kept whole",
     "[quick][pfc][threads]") {
-  const auto dir = std::filesystem::temp_directory_path() / "rdmasim_spool_merge";
-  const auto out = std::filesystem::temp_directory_path() / "rdmasim_spool_merge_out";
+  const auto dir = scratch_dir("rdmasim_spool_merge");
+  const auto out = scratch_dir("rdmasim_spool_merge_out");
   for (const auto& d : {dir, out}) {
     std::filesystem::remove_all(d);
     std::filesystem::create_directories(d);
@@ -289,6 +296,95 @@ TEST_CASE(
   CHECK(std::filesystem::is_empty(dir));
   std::filesystem::remove_all(dir);
   std::filesystem::remove_all(out);
+}
+
+// A ring AllReduce of 1 MiB over 8 hosts of a star, 12 iterations: 96
+// rank-iterations of 14 steps end over some 120 polls.
+const char* kRingIterations = R"({
+  "name": "steps_spool",
+  "fabric": {"link": {"rate": "100Gbps", "delay": "1us"}, "mtu": 4096},
+  "topology": {"kind": "star", "hosts": 8},
+  "traffic": [{"kind": "collective", "op": "all_reduce", "size": "1MiB", "iterations": 12,
+               "gap": "2us"}]
+})";
+
+TEST_CASE(
+    "collective steps flushed as the run goes, spilled in tiny chunks, equal those kept whole, "
+    "in the order the ranks end their iterations",
+    "[quick][collective][threads]") {
+  const Scenario sc = load_scenario_text(kRingIterations, "t");
+  RunOptions whole = testing::checked();
+  whole.trace_flush_events = uint64_t{1} << 40;  // only at the end
+  const RunResult ref = run_scenario(sc, whole);
+  REQUIRE(ref.status == RunStatus::kComplete);
+  REQUIRE(ref.events > 40 * 4096);
+  const CollectiveResult& c = ref.collectives.at(0);
+  const std::vector<CollectiveResult::Step> rows = c.step_rows.all();
+  // One row per step of every rank's every iteration, each rank-iteration's
+  // steps together and in order, iterations of a rank in order.
+  REQUIRE(rows.size() == size_t{12} * 8 * 14);
+  std::vector<uint32_t> next_iter(8, 0);
+  for (size_t i = 0; i < rows.size(); i += 14) {
+    const CollectiveResult::Step& first = rows[i];
+    CHECK(first.iter == next_iter.at(first.rank)++);
+    for (uint32_t st = 0; st < 14; ++st) {
+      CHECK(rows[i + st].rank == first.rank);
+      CHECK(rows[i + st].iter == first.iter);
+      CHECK(rows[i + st].step == st);
+      CHECK(rows[i + st].bytes == (int64_t{1} << 20) / 8);
+      CHECK(!rows[i + st].end.is_infinite());
+    }
+  }
+  const auto dir = scratch_dir("rdmasim_steps_spool");
+  const auto out = scratch_dir("rdmasim_steps_spool_out");
+  for (const auto& d : {dir, out}) {
+    std::filesystem::remove_all(d);
+    std::filesystem::create_directories(d);
+  }
+  const std::string expected = trace_bytes(out / "whole.h5", sc, ref);
+  for (uint32_t n : {1u, 3u}) {
+    INFO(n << " threads");
+    RunOptions o = testing::checked();
+    o.threads = n;
+    o.force_threads = true;
+    o.spool_dir = dir.string();
+    o.spool_chunk_rows = 5;
+    o.trace_flush_events = 1;  // at every poll (4096 events)
+    const RunResult r = run_scenario(sc, o);
+    CHECK(r.threads == n);
+    CHECK(r.collectives.at(0).step_rows.spilled() > 0);
+    CHECK(trace_bytes(out / "spooled.h5", sc, r) == expected);
+  }
+  CHECK(std::filesystem::is_empty(dir));
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(out);
+}
+
+TEST_CASE(
+    "collective steps of a run stopped early: every finished rank-iteration, then the open ones "
+    "with their unreached steps",
+    "[quick][collective]") {
+  LoadOptions lo;
+  lo.overrides = {"stop.time=\"30us\""};
+  const Scenario sc = load_scenario_text(kRingIterations, "t", lo);
+  const RunResult r = run_scenario(sc, testing::checked());
+  REQUIRE(r.status != RunStatus::kComplete);
+  const std::vector<CollectiveResult::Step> rows = r.collectives.at(0).step_rows.all();
+  REQUIRE(rows.size() % 14 == 0);
+  // Every rank has begun an iteration by 30 us and none has finished all
+  // 12: each has rows up to its open iteration, whose last step is not done.
+  std::vector<uint32_t> seen(8, 0);
+  size_t open = 0;
+  for (size_t i = 0; i < rows.size(); i += 14) {
+    const CollectiveResult::Step& first = rows[i];
+    CHECK(first.iter == seen.at(first.rank)++);
+    if (rows[i + 13].end.is_infinite()) ++open;
+  }
+  CHECK(open == 8);
+  for (uint32_t k : seen) CHECK(k >= 1);
+  // The open ones come last.
+  for (size_t i = rows.size() - 8 * 14; i < rows.size(); i += 14)
+    CHECK(rows[i + 13].end.is_infinite());
 }
 
 TEST_CASE("cc samples, counts and the window are the same on 1, 2 and 3 threads",

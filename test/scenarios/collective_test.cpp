@@ -125,7 +125,7 @@ TEST_CASE("ring collectives: bytes per rank, one completion per iteration, same 
     // Every rank and step of every iteration: received one chunk per
     // channel, started and ended once.
     REQUIRE(c.step_rows.size() == size_t{3} * n * c.steps);
-    for (const CollectiveResult::Step& s : c.step_rows) {
+    for (const CollectiveResult::Step& s : c.step_rows.all()) {
       CHECK(s.bytes == size / n);
       CHECK(!s.start.is_infinite());
       CHECK(!s.end.is_infinite());
@@ -262,7 +262,7 @@ TEST_CASE("tree AllReduce: bytes per rank, one completion per iteration, same on
   // The step rows (0: reduce, 1: broadcast) add up to the same per iteration.
   std::vector<int64_t> per_rank(5, 0);
   REQUIRE(c.step_rows.size() == size_t{3} * 5 * 2);
-  for (const CollectiveResult::Step& s : c.step_rows) per_rank.at(s.rank) += s.bytes;
+  for (const CollectiveResult::Step& s : c.step_rows.all()) per_rank.at(s.rank) += s.bytes;
   for (uint32_t r = 0; r < 5; ++r) CHECK(per_rank[r] == 3 * halves[r] * half);
   check_same_as_first(runs);
 }

@@ -128,7 +128,7 @@ TEST_CASE(
       // Per rank and iteration: S/g in each step of the intra-server
       // phases, S/n in each of the rail ring's.
       REQUIRE(c.steps == 2 * (gpus - 1) + 2 * (servers - 1));
-      for (const CollectiveResult::Step& s : c.step_rows) {
+      for (const CollectiveResult::Step& s : c.step_rows.all()) {
         const bool rail = s.step >= gpus - 1 && s.step < gpus - 1 + 2 * (servers - 1);
         CHECK(s.bytes == (rail ? size / n : size / gpus));
       }

@@ -39,10 +39,15 @@ inline void check_same_as_first(const std::vector<RunResult>& runs) {
       CHECK(d.iters[i].start == c.iters[i].start);
       CHECK(d.iters[i].end == c.iters[i].end);
     }
-    REQUIRE(d.step_rows.size() == c.step_rows.size());
-    for (size_t i = 0; i < c.step_rows.size(); ++i) {
-      CHECK(d.step_rows[i].start == c.step_rows[i].start);
-      CHECK(d.step_rows[i].end == c.step_rows[i].end);
+    const std::vector<CollectiveResult::Step> cs = c.step_rows.all(), ds = d.step_rows.all();
+    REQUIRE(ds.size() == cs.size());
+    for (size_t i = 0; i < cs.size(); ++i) {
+      CHECK(ds[i].iter == cs[i].iter);
+      CHECK(ds[i].rank == cs[i].rank);
+      CHECK(ds[i].step == cs[i].step);
+      CHECK(ds[i].start == cs[i].start);
+      CHECK(ds[i].end == cs[i].end);
+      CHECK(ds[i].bytes == cs[i].bytes);
     }
     CHECK(d.rank_bytes_received == c.rank_bytes_received);
   }
