@@ -98,8 +98,8 @@ CollectivePlan ring_plan(CollectiveOp op, uint32_t n, int64_t bytes, uint32_t ch
               r.consumers = 1;
               r.reduce = false;
               r.relay = true;
-              e.dep_conn = {relay(c, i), -1};
-              e.dep_elem = {base + s * m + k, 0};
+              e.dep_conn = {relay(c, i), -1, -1};
+              e.dep_elem = {base + s * m + k, 0, 0};
             }
           }
         }
