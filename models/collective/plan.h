@@ -25,8 +25,10 @@
 //     rail j as NCCL's PXN does: its elements go over NVLink to GPU j (a
 //     relay element: the proxy forwards it unreduced, and it is not data of
 //     the proxy's rank), which posts them on its NIC to GPU j of the next
-//     server. Hierarchical plans (hierarchical.h) keep every network hop on
-//     one rail by construction.
+//     server. Trees over whole servers (tree.h) enter and leave every
+//     server of channel j at GPU j mod g (NCCL's TREE pattern), and
+//     hierarchical plans (hierarchical.h) keep every network hop on one
+//     rail by construction.
 #pragma once
 
 #include <array>
