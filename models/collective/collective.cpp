@@ -63,7 +63,8 @@ Collective::Collective(Simulation& sim, std::string name, CollectiveSpec spec,
         break;
       case CollectiveAlgorithm::kTree:
         assert(spec_.op == CollectiveOp::kAllReduce);
-        plans_.push_back(tree_plan(n, bytes, spec_.channels, spec_.slot_bytes()));
+        plans_.push_back(
+            tree_plan(n, bytes, spec_.channels, spec_.slot_bytes(), spec_.server_trees()));
         break;
       case CollectiveAlgorithm::kHierarchical:
         assert(spec_.op == CollectiveOp::kAllReduce && spec_.servers.gpus >= 2);

@@ -240,7 +240,7 @@ class Collective : public Workload, public CompletionHandler {
   std::vector<Conn> conns_;
   // Per (receiving rank, plan channel), rank x channels + channel: its
   // reduction is busy until then. One per channel, not per connection: a
-  // tree node reduces its two children's chunks one after another.
+  // tree node reduces its children's chunks (up to 3) one after another.
   std::vector<Time> reduce_free_;
   uint32_t plan_channels_ = 1;
   std::vector<RankState> rank_;

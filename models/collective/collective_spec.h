@@ -81,11 +81,12 @@ struct CollectiveSpec {
   uint32_t steps = kNcclSteps;         // NCCL_STEPS: its slots, buffsize / steps each
   uint32_t item = 0;                   // the scenario's traffic[item]
   std::shared_ptr<const CcConfig> cc;  // congestion control of its QPs; none if null
-  // NCCL_CROSS_NIC: false keeps each ring channel on one rail where the
-  // ranks are whole servers (plan.h rule 4).
+  // NCCL_CROSS_NIC: false keeps each ring and tree channel on one rail
+  // where the ranks are whole servers (plan.h rule 4).
   bool cross_nic = false;
   // The ranks as whole servers of a rail-optimized fabric (gpus 0: they are
-  // not); the hierarchical algorithm needs them, rail-aligned rings use them.
+  // not); the hierarchical algorithm needs them, rail-aligned rings and
+  // trees over servers use them.
   ServerLayout servers;
   int64_t slot_bytes() const { return buffsize / steps; }
   // The layout a ring follows: rail-aligned (plan.h rule 4) unless
@@ -93,6 +94,9 @@ struct CollectiveSpec {
   const ServerLayout* rail_rings() const {
     return !cross_nic && servers.gpus >= 2 && servers.servers() >= 2 ? &servers : nullptr;
   }
+  // The layout a tree is built over, on the same condition: its nodes are
+  // the servers, with a chain inside each (tree.h), rather than the ranks.
+  const ServerLayout* server_trees() const { return rail_rings(); }
   // The sizes run one after another (phases): the sweep's, or `bytes` alone.
   size_t phases() const { return sweep_bytes.empty() ? 1 : sweep_bytes.size(); }
   int64_t phase_bytes(size_t p) const { return sweep_bytes.empty() ? bytes : sweep_bytes[p]; }

@@ -6,13 +6,13 @@
 //  1. A connection is one direction between two ranks in one channel: the
 //     sender writes its elements, in order, into the receiver's buffer of
 //     NCCL_STEPS slots; every element fits in one slot.
-//  2. An element may be sent once the elements it depends on (none, one or
-//     two: a tree node reduces its two children's data) have arrived at the
-//     sender, on other connections, and been reduced; its arrival at the
-//     receiver feeds `consumers` later elements (two where a tree node
-//     forwards to two children), and its slot is freed once all of them
-//     are posted. An element without consumers frees its slot as soon as
-//     it is reduced.
+//  2. An element may be sent once the elements it depends on (none, one, or
+//     up to kMaxDeps = 3: a tree node reduces its children's data, at most
+//     NCCL_MAX_TREE_ARITY = 3 of them) have arrived at the sender, on other
+//     connections, and been reduced; its arrival at the receiver feeds
+//     `consumers` later elements (up to 3 where a tree node forwards to its
+//     children), and its slot is freed once all of them are posted. An
+//     element without consumers frees its slot as soon as it is reduced.
 //  3. The graph is acyclic: in a ring, dependencies point from later to
 //     earlier steps; in a tree, up the tree's edges toward the root, then
 //     down them away from it. `step` is the algorithm's step the element
@@ -25,8 +25,10 @@
 //     rail j as NCCL's PXN does: its elements go over NVLink to GPU j (a
 //     relay element: the proxy forwards it unreduced, and it is not data of
 //     the proxy's rank), which posts them on its NIC to GPU j of the next
-//     server. Hierarchical plans (hierarchical.h) keep every network hop on
-//     one rail by construction.
+//     server. Trees over whole servers (tree.h) enter and leave every
+//     server of channel j at GPU j mod g (NCCL's TREE pattern), and
+//     hierarchical plans (hierarchical.h) keep every network hop on one
+//     rail by construction.
 #pragma once
 
 #include <array>
@@ -39,11 +41,12 @@ namespace rdmasim {
 struct PlanElement {
   int64_t bytes = 0;
   uint32_t step = 0;
-  static constexpr size_t kMaxDeps = 2;
+  // A tree node's children: NCCL_MAX_TREE_ARITY (src/include/device.h).
+  static constexpr size_t kMaxDeps = 3;
   // The connections whose elements must arrive first (-1: none), in order.
-  std::array<int32_t, kMaxDeps> dep_conn{-1, -1};
-  std::array<uint32_t, kMaxDeps> dep_elem{0, 0};
-  uint8_t consumers = 0;  // later elements that forward this one (at most 2)
+  std::array<int32_t, kMaxDeps> dep_conn{-1, -1, -1};
+  std::array<uint32_t, kMaxDeps> dep_elem{0, 0, 0};
+  uint8_t consumers = 0;  // later elements that forward this one (at most kMaxDeps)
   bool reduce = false;    // reduced into the receiver's data on arrival (costs reduce time)
   // Received by a PXN proxy (rule 4): forwarded, not the receiver's data, so
   // not in its received bytes or step records.

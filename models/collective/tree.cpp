@@ -41,13 +41,47 @@ std::array<Tree, 2> double_binary_tree(uint32_t n) {
     const TreeLinks& l = t0[place(static_cast<int32_t>(r))];
     TreeLinks& m = d[1][r];
     m.parent = l.parent < 0 ? -1 : back(l.parent);
-    std::array<int32_t, 2> c{l.child[0] < 0 ? -1 : back(l.child[0]),
-                             l.child[1] < 0 ? -1 : back(l.child[1])};
+    std::array<int32_t, kMaxTreeArity> c{l.child[0] < 0 ? -1 : back(l.child[0]),
+                                         l.child[1] < 0 ? -1 : back(l.child[1]), -1};
     if (c[0] >= 0 && c[1] >= 0 && c[1] < c[0]) std::swap(c[0], c[1]);
     if (c[0] < 0) std::swap(c[0], c[1]);
     m.child = c;
   }
   return d;
+}
+
+std::array<Tree, 2> channel_trees(uint32_t n, const ServerLayout* servers, uint32_t c) {
+  if (servers == nullptr) return double_binary_tree(n);
+  const uint32_t g = servers->gpus, nodes = servers->servers();
+  assert(g >= 2 && nodes >= 2 && servers->rank.size() == n);
+  // intra[i] of server s in channel c (ncclTopoPreset's treeIntra): GPU
+  // (c + i) mod g, so intra[0] is the GPU on rail c mod g.
+  const auto intra = [&](uint32_t s, uint32_t i) {
+    return static_cast<int32_t>(servers->rank[size_t{s} * g + (c + i) % g]);
+  };
+  const std::array<Tree, 2> over = double_binary_tree(nodes);
+  std::array<Tree, 2> out{Tree(n), Tree(n)};
+  for (size_t t = 0; t < 2; ++t) {
+    for (uint32_t s = 0; s < nodes; ++s) {
+      const TreeLinks& node = over[t][s];
+      for (uint32_t i = 0; i < g; ++i) {
+        TreeLinks& l = out[t][static_cast<size_t>(intra(s, i))];
+        size_t k = 0;
+        if (i + 1 < g) l.child[k++] = intra(s, i + 1);  // down[0]: the chain
+        if (i > 0) {
+          l.parent = intra(s, i - 1);
+          continue;
+        }
+        // NCCL_TOPO_PATTERN_TREE: treeToParent = treeToChild0 = treeToChild1
+        // = intra[0] (connectTrees' setTreeUp and setTreeDown).
+        if (node.parent >= 0) l.parent = intra(static_cast<uint32_t>(node.parent), 0);
+        for (size_t x = 0; x < node.children(); ++x) {
+          l.child[k++] = intra(static_cast<uint32_t>(node.child[x]), 0);
+        }
+      }
+    }
+  }
+  return out;
 }
 
 uint32_t tree_depth(const Tree& t) {
@@ -58,6 +92,11 @@ uint32_t tree_depth(const Tree& t) {
     depth = std::max(depth, d);
   }
   return depth;
+}
+
+uint32_t nccl_tree_depth(uint32_t ranks, uint32_t nodes) {
+  assert(nodes >= 1 && ranks % nodes == 0);
+  return ranks / nodes - 1 + static_cast<uint32_t>(std::bit_width(nodes) - 1);
 }
 
 int64_t tree_chunk_bytes(int64_t bytes, uint32_t tree_channels, uint32_t depth,
@@ -71,15 +110,15 @@ int64_t tree_chunk_bytes(int64_t bytes, uint32_t tree_channels, uint32_t depth,
   return chunk;
 }
 
-CollectivePlan tree_plan(uint32_t n, int64_t bytes, uint32_t channels, int64_t slot_bytes) {
+CollectivePlan tree_plan(uint32_t n, int64_t bytes, uint32_t channels, int64_t slot_bytes,
+                         const ServerLayout* servers) {
   assert(n >= 2 && channels >= 1 && bytes > 0 && bytes % 4 == 0);
-  const std::array<Tree, 2> trees = double_binary_tree(n);
   const uint32_t tree_channels = 2 * channels;
-  // NCCL's depth for the chunk rule is nRanks/nNodes - 1 + log2i(nNodes)
-  // (connectTrees): floor(log2 n) with one GPU per host, which is not the
-  // tree's own depth when n is not a power of two.
-  const int64_t chunk = tree_chunk_bytes(bytes, tree_channels,
-                                         static_cast<uint32_t>(std::bit_width(n) - 1), slot_bytes);
+  // NCCL's depth estimate, not the trees' own depth (which it is not when
+  // the node count is not a power of two).
+  const int64_t chunk =
+      tree_chunk_bytes(bytes, tree_channels,
+                       nccl_tree_depth(n, servers != nullptr ? servers->servers() : n), slot_bytes);
   CollectivePlan p;
   p.ranks = n;
   p.steps = 2;
@@ -89,7 +128,10 @@ CollectivePlan tree_plan(uint32_t n, int64_t bytes, uint32_t channels, int64_t s
   std::vector<int32_t> slot_of(n);
   const int64_t elements = bytes / 4;  // float32
   p.conns.reserve(size_t{tree_channels} * 2 * (n - 1));
+  std::array<Tree, 2> trees;
   for (uint32_t j = 0; j < tree_channels; ++j) {
+    // Without servers every channel has the same trees.
+    if (j == 0 || (servers != nullptr && j % 2 == 0)) trees = channel_trees(n, servers, j / 2);
     const Tree& t = trees[j % 2];
     const auto base = static_cast<int32_t>(p.conns.size());
     int32_t next = base;

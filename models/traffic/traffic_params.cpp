@@ -276,8 +276,10 @@ const ParamTable& collective_params() {
         .doc(
             "ring: one ring over the ranks in their order, per channel (NCCL_ALGO=Ring; on whole "
             "servers rail-aligned, see cross_nic); tree: NCCL's double binary tree over the ranks "
-            "in their order, both trees in every channel, each on half its data (NCCL_ALGO=Tree; "
-            "all_reduce only); hierarchical: reduce-scatter inside each server over NVLink, a "
+            "in their order (on whole servers over the servers, with a chain of each server's "
+            "GPUs, see cross_nic), both trees in every channel, each on half its data "
+            "(NCCL_ALGO=Tree; all_reduce only); hierarchical: reduce-scatter inside each server "
+            "over NVLink, a "
             "ring all-reduce of each GPU's shard across the servers on its rail, all-gather "
             "inside the server, pipelined chunk by chunk (all_reduce only, on whole servers of a "
             "rail_optimized fabric with NVLink, at least 2 of at least 2 GPUs)")
@@ -286,11 +288,12 @@ const ParamTable& collective_params() {
         .def(false)
         .doc(
             "false: where the ranks are whole servers of a rail_optimized fabric with NVLink (at "
-            "least 2 of at least 2 GPUs), ring channel j enters and leaves every server on rail j: "
-            "its ring "
-            "runs server by server, each from GPU j mod g on, and the server's last GPU reaches "
-            "rail j's NIC over NVLink through GPU j (NCCL's PXN); true: one ring over the ranks "
-            "in their order, whatever NIC that takes")
+            "least 2 of at least 2 GPUs), ring and tree channel j enter and leave every server on "
+            "rail j: its ring runs server by server, each from GPU j mod g on, and the server's "
+            "last GPU reaches rail j's NIC over NVLink through GPU j (NCCL's PXN); its trees are "
+            "over the servers, each server's GPUs chained from GPU j mod g on, which links to the "
+            "parent and child servers (NCCL's TREE pattern); true: one ring, or two trees, over "
+            "the ranks in their order, whatever NIC that takes")
         .source("NCCL: NCCL_CROSS_NIC, NCCL_PXN_DISABLE");
     f.add("ranks", ParamKind::kCustom)
         .takes("host set", host_set_schema())

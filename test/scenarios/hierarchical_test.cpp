@@ -100,6 +100,104 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "rail locality: a tree AllReduce over whole servers within one SU sends no byte through the "
+    "spines, the tree over the ranks does",
+    "[quick][scenario][collective]") {
+  // One SU of 4 servers of 4 GPUs, 4 channels, S = 4 MiB. Over the servers
+  // (tree.h), channel c's hops between servers join GPUs c mod 4: one leaf.
+  // Over the ranks (cross_nic true, NCCL's ncclGetDtree(16)), tree 0's
+  // edges between servers are 8-0, 4-8, 12-8 (GPU 0 to GPU 0: rail 0) and
+  // 2-4, 10-12 (GPU 2 to GPU 0): two change rails; so do tree 1's mirror
+  // images 13-11 and 5-3. Each such edge carries, per tree channel (8 of
+  // them), S/8 up and S/8 down, each with the FIFO entries of its elements
+  // the other way, over two links with a spine at one end. The elements:
+  // NCCL's chunk rule at depth log2i(16) = 4 from 512 KiB slots, 4 MiB /
+  // (8 x 512 KiB) = 1 < 32: halve to 128 KiB (4 < 16), then to 64 KiB (8,
+  // the second rule's floor; 8 >= 4): S/8 = 512 KiB is 8 elements.
+  const int64_t size = int64_t{4} << 20;
+  const std::string extra = R"(, "channels": 4)";
+  const Ran servers = run_text(rail_fabric(1, 4, 4, all_reduce("tree", size, extra)));
+  const Ran ranks =
+      run_text(rail_fabric(1, 4, 4, all_reduce("tree", size, extra + R"(, "cross_nic": true)")));
+  for (const Ran* r : {&servers, &ranks}) {
+    REQUIRE(r->result.status == RunStatus::kComplete);
+    REQUIRE(r->result.collectives.at(0).completed == 1);
+    CHECK(layer_bytes(*r).rail_bytes > 0);
+  }
+  CHECK(servers.scenario.collectives.at(0).server_trees() != nullptr);
+  CHECK(ranks.scenario.collectives.at(0).server_trees() == nullptr);
+  const LayerBytes b = layer_bytes(servers);
+  CHECK(b.spine_frames == 0);
+  CHECK(b.spine_bytes == 0);
+  // 2 edges per tree channel x 8 tree channels x 2 directions x 2 links.
+  const int64_t per_direction = size / 8 + 8 * kFifoEntryBytes;
+  CHECK(layer_bytes(ranks).spine_bytes == int64_t{2} * 8 * 2 * 2 * per_direction);
+}
+
+TEST_CASE(
+    "tree AllReduce over whole servers: bytes per rank from its chains and the servers' trees, "
+    "each iteration ends once, same on 1-3 threads",
+    "[quick][scenario][collective]") {
+  // 3 servers of 4 GPUs (rank 4 s + l on GPU l of server s), 2 channels,
+  // 3 iterations with a gap, a reduction cost and a small buffer. Each of
+  // the 4 tree channels carries D = S/4. The servers' trees are 0-2-1 and
+  // 1-0-2 (ncclGetDtree(3)); a rank receives D from each child and from its
+  // parent. Per channel, in D, over both trees: a chain's last GPU 2, its
+  // middle GPUs 4, its first (intra[0]) 5 on servers 0 and 2 (a parent or
+  // the root's chain, plus a child server, in one tree), 4 on server 1.
+  // Channel 0 starts at GPU 0, channel 1 at GPU 1, so GPU 0 is first, then
+  // last; GPU 1 middle, then first; GPU 2 middle twice; GPU 3 last, then
+  // middle.
+  const uint32_t n = 12, iterations = 3;
+  const int64_t size = int64_t{3} << 20;  // a multiple of 4 n channels
+  const Scenario sc = load_scenario_text(
+      rail_fabric(1, 3, 4, all_reduce("tree", size, R"(, "channels": 2, "iterations": 3,
+                  "gap": "3us", "reduce_rate": "800Gbps", "nccl_buffsize": "256KiB")")),
+      "tree-servers");
+  const std::vector<RunResult> runs = run_on_1_2_3_threads(sc);
+  const CollectiveResult& c = runs[0].collectives.at(0);
+  CHECK(c.completed == iterations);
+  const std::vector<int64_t> d{7, 9, 8, 6, 6, 8, 8, 6, 7, 9, 8, 6};
+  REQUIRE(c.rank_bytes_received.size() == n);
+  for (uint32_t r = 0; r < n; ++r) {
+    INFO("rank " << r);
+    CHECK(c.rank_bytes_received[r] == int64_t{iterations} * d[r] * (size / 4));
+  }
+  check_same_as_first(runs);
+  const std::vector<uint32_t> ends = rank_iteration_ends(sc);
+  REQUIRE(ends.size() == size_t{iterations} * n);
+  for (const uint32_t e : ends) CHECK(e == 1);
+}
+
+// The tree over N = 4 servers of g = 8 GPUs with g channels (one per
+// rail): GPU j's NIC carries channel j's hops out of its server. A server
+// with two child servers in one tree and a leaf in the other (ncclGetDtree
+// (4): server 2, then 1) sends and receives 3 D + D there, D = S / (2 g)
+// per tree: 2 S / g each way, so t >= 2 S / (g B_nic_eff) and busbw = 2 (n -
+// 1) / n S / t <= g B_nic_eff (n - 1) / n (RoCE goodput 4096/4178 of 400G,
+// REFERENCES §3.4). NVLink carries 2 (g - 1) / g S per GPU, a bound of
+// g / (g - 1) B_nvl_eff (n - 1) / n = 409.6 GB/s, above it. At 256 MiB, 256
+// chunks per tree channel against a depth of 9, the fill and drain of the
+// pipeline are a few per cent.
+TEST_CASE(
+    "tree AllReduce over 4 servers of 8 GPUs, 256 MiB: busbw within 5 % under g B_nic_eff "
+    "(n-1)/n",
+    "[scenario][collective][no_sanitizer]") {
+  constexpr uint32_t g = 8, servers = 4, n = g * servers;
+  const double nic = 400e9 / 8 * 4096.0 / 4178.0;
+  const double bound = g * nic * (n - 1.0) / n;
+  const Ran ran = run_text(
+      rail_fabric(1, servers, g, all_reduce("tree", int64_t{256} << 20, R"(, "channels": 8)")));
+  REQUIRE(ran.result.status == RunStatus::kComplete);
+  const CollectiveResult& c = ran.result.collectives.at(0);
+  REQUIRE(c.completed == 1);
+  UNSCOPED_INFO("busbw " << c.busbw_gbps << " GB/s, bound " << bound * 1e-9);
+  CHECK(c.busbw_gbps <= bound * 1e-9 * (1 + 1e-6));
+  CHECK(c.busbw_gbps >= bound * 1e-9 * 0.95);
+  CHECK(layer_bytes(ran).spine_bytes == 0);
+}
+
+TEST_CASE(
     "hierarchical AllReduce and rail-aligned rings: bytes per rank 2(n-1)/n S, each iteration "
     "ends once, same on 1-3 threads",
     "[scenario][collective]") {
