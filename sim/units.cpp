@@ -183,7 +183,7 @@ BitRate operator/(Bytes b, Time t) {
   return BitRate::bps(static_cast<int64_t>(bps));
 }
 
-Time Serializer::next(Bytes b) {
+Time Serializer::next_divided(Bytes b) {
   // The same arithmetic in 64 bits whenever it fits (frames under ~1 MB):
   // a 128-bit division is a library call, on every frame.
   const int64_t bits = b.bits();

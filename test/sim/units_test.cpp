@@ -1,5 +1,8 @@
 #include "test/support/catch_units.h"
 
+#include <utility>
+#include <vector>
+
 #include "sim/units.h"
 
 using namespace rdmasim;
@@ -94,6 +97,32 @@ TEST_CASE("the serializer carries remainders: no drift over many frames", "[quic
   // A naive per-frame rounding would drift by up to n ps.
   const Time naive = (Bytes(1500) / r) * n;
   CHECK(naive - total > Time::ps(n / 4));
+}
+
+TEST_CASE(
+    "the serializer at rates whose byte is whole picoseconds: bytes x 8e12 / rate exactly, "
+    "frame by frame",
+    "[quick][units]") {
+  // 100G: 80 ps a byte, 400G: 20, 800G: 10, 40G: 200, 25G: 320; 1 Gb/s
+  // 8,000. Every frame's time is its exact duration, so there is no
+  // remainder to carry: each next() is bytes x ps per byte, and the total
+  // over mixed frames is the exact total.
+  for (const auto& [gbps, ps_per_byte] : std::vector<std::pair<int64_t, int64_t>>{
+           {100, 80}, {400, 20}, {800, 10}, {40, 200}, {25, 320}, {1, 8000}}) {
+    INFO(gbps << " Gb/s");
+    Serializer s(BitRate::gbps(gbps));
+    Time total;
+    int64_t bytes = 0;
+    for (int i = 0; i < 1000; ++i) {
+      const Bytes b(i % 5 == 0 ? 64 : 1000 + 37 * i);
+      const Time t = s.next(b);
+      CHECK(t == Time::ps(b.count() * ps_per_byte));
+      total += t;
+      bytes += b.count();
+    }
+    CHECK(total == Time::ps(bytes * ps_per_byte));
+    CHECK(s.next(Bytes(2'000'000'000)) == Time::ps(int64_t{2'000'000'000} * ps_per_byte));
+  }
 }
 
 TEST_CASE("the serializer is exact for frames beyond 64-bit arithmetic too", "[quick][units]") {
