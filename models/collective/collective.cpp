@@ -123,6 +123,10 @@ Collective::Collective(Simulation& sim, std::string name, CollectiveSpec spec,
       const uint32_t sport = roce_source_port(c.sender_host, c.qs[q]);
       s.connect_qp(c.qs[q], c.receiver_host, c.qr[q], sport);
       d.connect_qp(c.qr[q], c.sender_host, c.qs[q], sport);
+      if (spec_.sl >= 0) {
+        s.set_qp_sl(c.qs[q], static_cast<uint8_t>(spec_.sl));
+        d.set_qp_sl(c.qr[q], static_cast<uint8_t>(spec_.sl));
+      }
       // Every part of an element and every FIFO entry (on QP 0) is a WRITE
       // with immediate: one receive WQE each, posted up front.
       int64_t parts = 0;

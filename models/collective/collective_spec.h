@@ -67,6 +67,7 @@ struct CollectiveSpec {
   int64_t bytes = 0;
   uint32_t channels = 1;    // rings side by side, each on QPs of its own
   uint32_t qps = 1;         // QPs per connection (NCCL_IB_QPS_PER_CONNECTION)
+  int sl = -1;              // InfiniBand: its QPs' service level (NCCL_IB_SL); -1: the NIC's
   uint32_t iterations = 1;  // in all: with a sweep, sizes x (warmup_iters + sweep_iters)
   // A sweep (docs/collectives.md#sweeps), as nccl-tests runs one: each size
   // of `sweep_bytes` in turn, warmup_iters untimed iterations then

@@ -331,6 +331,13 @@ const ParamTable& collective_params() {
             "element of b bytes, the last what is left, each part a WRITE with immediate on its "
             "own QP (and UDP source port)")
         .source("NCCL: NCCL_IB_QPS_PER_CONNECTION, default 1; NCCL_IB_SPLIT_DATA_ON_QPS=1");
+    f.add("sl", ParamKind::kInt)
+        .range(0, 15)
+        .optional("fabric.nic.data_priority for data, ack_priority for ACKs")
+        .doc(
+            "InfiniBand: the service level of every QP of the collective, its data, FIFO writes "
+            "and ACKs (NCCL_IB_SL); each port maps it to a VL by fabric.infiniband.qos.sl2vl")
+        .source("NCCL: NCCL_IB_SL, default 0; IBA Vol 1 §7.6");
     f.add("iterations", ParamKind::kInt)
         .range(1, 1'000'000)
         .def(int64_t{1})

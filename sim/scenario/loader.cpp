@@ -155,9 +155,9 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
     std::vector<JsonReader> items = top.objects("traffic");
     sc.traffic_items = static_cast<uint32_t>(items.size());
     read_traffic(std::move(items), sc.topology, sc.seed, sc.fabric.cc, sc.flows, sc.collectives);
-    // A flow's own SL: an InfiniBand notion, and one its ports can carry;
+    // An item's own SL: an InfiniBand notion, and one its ports can carry;
     // so must the NIC's priorities be, the SLs of the other QPs.
-    bool default_sl = !sc.collectives.empty();
+    bool default_sl = false;
     const bool ib = sc.fabric.transport == Transport::kInfiniband;
     auto no_cc = [&](uint32_t item, bool has_cc) {
       if (ib && has_cc) {
@@ -166,19 +166,27 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
                             "RoCE's; InfiniBand congestion control is not modelled)");
       }
     };
-    for (const CollectiveSpec& c : sc.collectives) no_cc(c.item, c.cc != nullptr);
-    for (const FlowSpec& f : sc.flows) {
-      no_cc(f.item, f.cc != nullptr);
-      default_sl |= f.sl < 0;
-      if (f.sl < 0) continue;
-      const std::string path = "traffic[" + std::to_string(f.item) + "].sl";
+    // An item's own service level: InfiniBand's, and one its VLs can carry.
+    auto check_sl = [&](uint32_t item, int sl) {
+      if (sl < 0) return;
+      const std::string path = "traffic[" + std::to_string(item) + "].sl";
       if (sc.fabric.transport != Transport::kInfiniband) {
         throw ScenarioError(path +
                             ": applies to transport \"infiniband\" only (expected no sl: RoCE "
                             "traffic travels on fabric.nic.data_priority and ack_priority)");
       }
-      const std::string why = ib_sl_unusable(sc.fabric, static_cast<uint8_t>(f.sl));
-      if (!why.empty()) throw ScenarioError(path + ": " + std::to_string(f.sl) + ": " + why);
+      const std::string why = ib_sl_unusable(sc.fabric, static_cast<uint8_t>(sl));
+      if (!why.empty()) throw ScenarioError(path + ": " + std::to_string(sl) + ": " + why);
+    };
+    for (const CollectiveSpec& c : sc.collectives) {
+      no_cc(c.item, c.cc != nullptr);
+      default_sl |= c.sl < 0;
+      check_sl(c.item, c.sl);
+    }
+    for (const FlowSpec& f : sc.flows) {
+      no_cc(f.item, f.cc != nullptr);
+      default_sl |= f.sl < 0;
+      check_sl(f.item, f.sl);
     }
     if (sc.fabric.transport == Transport::kInfiniband && default_sl) {
       for (const auto& [key, sl] :

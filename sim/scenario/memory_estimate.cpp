@@ -55,6 +55,9 @@ int64_t usable_buffer(const Scenario& sc, uint32_t id) {
     for (const FlowSpec& f : sc.flows) {
       if (f.sl >= 0) used |= 1U << vl[f.sl & 15];
     }
+    for (const CollectiveSpec& coll : sc.collectives) {
+      if (coll.sl >= 0) used |= 1U << vl[coll.sl & 15];
+    }
     const int vls = __builtin_popcount(used);
     const double credited = static_cast<double>(n.num_ports) *
                             (vls * static_cast<double>(sc.fabric.credits.vl_buffer.count()) +

@@ -446,6 +446,7 @@ CollectiveSpec read_collective(JsonReader& r, const Topology& t, const std::stri
   if (!nvlink) c.servers = {};
   c.channels = static_cast<uint32_t>(r.integer("channels"));
   c.qps = static_cast<uint32_t>(r.integer("qps_per_connection"));
+  if (r.has("sl")) c.sl = static_cast<int>(r.integer("sl"));
   // AllReduce by ring or tree takes any number of float32 elements, as
   // NCCL does (a short message leaves chunks empty); AllGather and
   // ReduceScatter give every rank the same part, and the hierarchical plan
