@@ -21,7 +21,8 @@
 //     - buffer_accounting: a switch's MMU counts are never negative and never
 //       above its buffer (models/switch/mmu.h, after every admit and release);
 //     - lossless_drop: a lossless priority drops only when its headroom is
-//       below the automatic value (models/switch/switch.cpp, and a NIC's
+//       below the worst-case automatic value (every frame minimum-size;
+//       models/switch/switch.cpp, and a NIC's
 //       receive buffer, models/nic/rdma_nic.cpp; such drops are counted, not
 //       violations), when a pause may have been lost (its cable went down or
 //       has bit errors), or after the neighbour's PFC watchdog forwarded

@@ -39,8 +39,10 @@ std::vector<Loop> channel_loops(CollectiveOp op, uint32_t n, int64_t share, int6
       left -= int64_t{n} * chunk_max;
       continue;
     }
-    const int64_t per = (left / 4 + n - 1) / n;  // elements
-    const int64_t cc = (per + 3) / 4 * 16;       // bytes, 16-byte aligned
+    // At most chunk_max (a slot that is not a multiple of 16 bytes could
+    // round above it); n such chunks still hold what is left.
+    const int64_t per = (left / 4 + n - 1) / n;                  // elements
+    const int64_t cc = std::min((per + 3) / 4 * 16, chunk_max);  // bytes, 16-byte aligned
     Loop l(n);
     for (uint32_t q = 0; q < n; ++q) l[q] = std::clamp<int64_t>(left - int64_t{q} * cc, 0, cc);
     loops.push_back(std::move(l));

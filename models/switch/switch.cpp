@@ -65,8 +65,9 @@ double small_frame_occupancy(uint32_t cell) {
   // A frame of F >= 64 bytes takes ceil(F/c) c bytes of buffer for F + 20
   // bytes of wire time. Within ((k-1) c, k c] the ratio falls with F, so the
   // candidates are F = 64 and the first frame past 64's cell, k c + 1;
-  // past that, (k+1) c / (k c + 21) falls with k for c > 20, and for c <= 20
-  // every ratio is below 1 (the wire count already covers it).
+  // past that, (k+1) c / (k c + 21) falls with k for c > 21 (is 1 at c =
+  // 21), and for c <= 20 every ratio is below 1 (the wire count already
+  // covers it).
   if (cell <= 1) return 1.0;
   const double c = cell;
   const double m = std::ceil(64.0 / c);
@@ -75,8 +76,10 @@ double small_frame_occupancy(uint32_t cell) {
   return std::max({1.0, at_64, past});
 }
 
-Bytes auto_pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
-                        Time neighbour_response) {
+namespace {
+
+Bytes auto_pfc_headroom_at(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
+                           Time neighbour_response, int small_packet_percentage) {
   // The worst case of Cisco white paper c11-542809 (the common derivation;
   // IEEE 802.1Qbb's informative annex on PFC buffer requirements), in bits:
   //   2 L R / v + D_resp + 8 (MTU_any + 20) + 8 (64 + 20) + 8 (MTU_lossless + 20)
@@ -103,9 +106,22 @@ Bytes auto_pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
   const double c = cfg.cell <= 1 ? 1.0 : cfg.cell;
   const double large = 1.0 + (c > 1 ? c / 1024.0 : 0.0);
   const double small = small_frame_occupancy(cfg.cell);
-  const double p = cfg.pfc.small_packet_percentage / 100.0;
+  const double p = small_packet_percentage / 100.0;
   const double charged = bytes * ((1.0 - p) * large + p * small);
   return Bytes(static_cast<int64_t>(std::ceil(charged / c) * c));
+}
+
+}  // namespace
+
+Bytes auto_pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
+                        Time neighbour_response) {
+  return auto_pfc_headroom_at(cfg, rate, cable_delay, neighbour_response,
+                              cfg.pfc.small_packet_percentage);
+}
+
+Bytes worst_case_pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
+                              Time neighbour_response) {
+  return auto_pfc_headroom_at(cfg, rate, cable_delay, neighbour_response, 100);
 }
 
 Bytes Switch::headroom_for(uint32_t port) const {
@@ -117,6 +133,11 @@ Bytes Switch::headroom_for(uint32_t port) const {
 Bytes Switch::auto_headroom_for(uint32_t port) const {
   const Link* l = this->port(port).link();
   return auto_pfc_headroom(cfg_, l->rate(), l->delay(), l->to()->pfc_response_delay());
+}
+
+Bytes Switch::worst_case_headroom_for(uint32_t port) const {
+  const Link* l = this->port(port).link();
+  return worst_case_pfc_headroom(cfg_, l->rate(), l->delay(), l->to()->pfc_response_delay());
 }
 
 template <uint8_t kPoint>
@@ -159,12 +180,15 @@ void Switch::setup() {
     ports_[i].fc.attach(ctx(), *this, i, id(), port(i).link()->rate(), pfc);
     headroom[i] = headroom_for(i);
   }
-  // Ports whose configured headroom is below the automatic value: a lossless
-  // drop there is counted, not a violation (lossless_drop, sim/invariants.h).
-  // A credited port never drops for want of room: always a violation.
+  // Ports whose headroom is below the worst case (the automatic value with
+  // every frame minimum-size): a lossless drop there is what the configured
+  // headroom or small_packet_percentage risks, counted, not a violation
+  // (lossless_drop, sim/invariants.h). A credited port never drops for want
+  // of room: always a violation.
   headroom_below_auto_.assign(n, false);
-  for (uint32_t i = 0; i < n; ++i)
-    headroom_below_auto_[i] = !ports_[i].fc.credited() && headroom[i] < auto_headroom_for(i);
+  for (uint32_t i = 0; i < n; ++i) {
+    headroom_below_auto_[i] = !ports_[i].fc.credited() && headroom[i] < worst_case_headroom_for(i);
+  }
   // A frame its neighbour sent ignoring a pause: the headroom it overfills
   // takes its own fill time at line rate (the automatic headroom's bytes) to
   // arrive; drops within that of such a frame are the watchdog's doing.
@@ -554,7 +578,7 @@ void Switch::lossless_drop(uint32_t in_port, uint8_t in_prio, const Packet& p) {
   // neighbour go on sending: a drop then is what the fault does, not a bug.
   const Link& out = *port(in_port).link();
   if (out.counters().lost_down > 0 || out.bit_error_rate() > 0) return;
-  const Bytes auto_headroom = auto_headroom_for(in_port);
+  const Bytes worst_case = worst_case_headroom_for(in_port);
   throw InvariantViolation(
       "lossless_drop",
       name() + " port " + std::to_string(in_port) + " priority " + std::to_string(in_prio),
@@ -562,8 +586,8 @@ void Switch::lossless_drop(uint32_t in_port, uint8_t in_prio, const Packet& p) {
       "a " + std::to_string(p.wire_bytes) + " B frame dropped for want of headroom (" +
           std::to_string(mmu_->headroom_used(in_port, in_prio)) + " B of " +
           std::to_string(mmu_->headroom(in_port).count()) +
-          " B in use), though the headroom is not below the automatic " +
-          std::to_string(auto_headroom.count()) + " B");
+          " B in use), though the headroom is not below the worst-case automatic " +
+          std::to_string(worst_case.count()) + " B");
 }
 
 void Switch::emit_link_control(uint32_t port, PacketHandle frame) {

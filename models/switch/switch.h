@@ -115,6 +115,11 @@ double small_frame_occupancy(uint32_t cell);
 // The worst-case formula alone, whatever `pfc.headroom` says.
 Bytes auto_pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
                         Time neighbour_response);
+// The same with every frame of the headroom minimum-size, whatever
+// `pfc.small_packet_percentage` says: below it, a lossless drop is a risk
+// the configuration took, not a bug.
+Bytes worst_case_pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
+                              Time neighbour_response);
 
 // The seed switch `name` of a simulation seeded `sim_seed` salts its ECMP
 // hash with: its own stream's first draw, or one for all switches when
@@ -236,6 +241,7 @@ class Switch : public Node, private ControlSink {
   int64_t route(const Packet& p, uint32_t in_port);
   Bytes headroom_for(uint32_t port) const;
   Bytes auto_headroom_for(uint32_t port) const;
+  Bytes worst_case_headroom_for(uint32_t port) const;
   // A lossless frame the MMU dropped at ingress (in_port, in_prio): counted
   // if the port's headroom is below the automatic value, else a violation
   // (with checks on).

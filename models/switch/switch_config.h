@@ -56,8 +56,8 @@ struct PfcConfig {
   // Headroom per ingress port and lossless priority; 0 = the worst-case
   // formula (Cisco white paper c11-542809), from the port's link.
   Bytes headroom = Bytes(0);
-  // Share (percent) of the frames arriving into headroom that the automatic
-  // value assumes minimum-size: each is charged a whole cell (SONiC's
+  // Share (percent) of the headroom's wire time that the automatic value
+  // takes to be minimum-size frames, each charged a whole cell (SONiC's
   // LOSSLESS_TRAFFIC_PATTERN small_packet_percentage).
   int small_packet_percentage = 100;
   // Pause time sent in each PFC frame, and when to refresh it while the

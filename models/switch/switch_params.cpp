@@ -72,9 +72,10 @@ const Fields<PfcConfig>& pfc_params() {
     f.integer("small_packet_percentage", &P::small_packet_percentage, 0, 100)
         .unit("%")
         .doc(
-            "share of the frames arriving into headroom that the automatic `headroom` assumes "
-            "minimum-size (64 B), each charged a whole `cell`; the rest are taken as frames of "
-            "at least 1 KB (below)")
+            "share of the headroom's wire time that the automatic `headroom` takes to be "
+            "minimum-size frames (64 B), each charged a whole `cell`; the rest frames of at least "
+            "1 KB (below). Below 100 a lossless drop is possible and counted "
+            "(lossless_drops_headroom_below_automatic)")
         .source("SONiC LOSSLESS_TRAFFIC_PATTERN: 100, the worst case");
     f.integer("quanta", &P::quanta, 1, 0xFFFF)
         .unit("512 bit times")

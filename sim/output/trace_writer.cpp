@@ -155,18 +155,23 @@ std::vector<Row> zeroed(size_t n) {
   return rows;
 }
 
-// A time series from its spool (sim/row_spool.h), a chunk at a time:
+// A spool's rows (sim/row_spool.h) to write(rows, n), a chunk at a time:
 // convert(source row) gives the table's row.
+template <class Row, class Source, class Write, class Convert>
+void write_chunks(const RowSpool<Source>& spool, const Write& write, Convert convert) {
+  spool.for_each_chunk([&](const Source* from, size_t n) {
+    std::vector<Row> rows = zeroed<Row>(n);
+    for (size_t i = 0; i < n; ++i) rows[i] = convert(from[i]);
+    write(rows.data(), n);
+  });
+}
+
+// A time series from its spool, a chunk at a time.
 template <class Row, class Source, class Convert>
 void write_spooled(hid_t parent, const RowSpool<Source>& spool, hid_t str, hid_t dcpl,
                    Convert convert) {
-  write_table_in_parts<Row>(parent, spool.size(), str, dcpl, [&](const auto& write) {
-    spool.for_each_chunk([&](const Source* from, size_t n) {
-      std::vector<Row> rows = zeroed<Row>(n);
-      for (size_t i = 0; i < n; ++i) rows[i] = convert(from[i]);
-      write(rows.data(), n);
-    });
-  });
+  write_table_in_parts<Row>(parent, spool.size(), str, dcpl,
+                            [&](const auto& write) { write_chunks<Row>(spool, write, convert); });
 }
 
 // The core driver's buffer, allocated through these callbacks so that at
@@ -413,21 +418,17 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
     for (const CollectiveResult& c : r.collectives) steps += c.step_rows.size();
     write_table_in_parts<CollectiveStepRow>(file, steps, str, dcpl, [&](const auto& write) {
       for (const CollectiveResult& c : r.collectives) {
-        c.step_rows.for_each_chunk([&](const CollectiveResult::Step* from, size_t n) {
-          std::vector<CollectiveStepRow> rows = zeroed<CollectiveStepRow>(n);
-          for (size_t i = 0; i < n; ++i) {
-            const CollectiveResult::Step& st = from[i];
-            CollectiveStepRow& row = rows[i];
-            row.item = c.item;
-            row.iteration = st.iter;
-            row.rank = st.rank;
-            row.step = st.step;
-            row.node = topo.hosts()[st.host];
-            row.start = st.start.is_infinite() ? -1 : st.start.in_ps();
-            row.end = st.end.is_infinite() ? -1 : st.end.in_ps();
-            row.bytes = st.bytes;
-          }
-          write(rows.data(), n);
+        write_chunks<CollectiveStepRow>(c.step_rows, write, [&](const CollectiveResult::Step& st) {
+          CollectiveStepRow row{};
+          row.item = c.item;
+          row.iteration = st.iter;
+          row.rank = st.rank;
+          row.step = st.step;
+          row.node = topo.hosts()[st.host];
+          row.start = st.start.is_infinite() ? -1 : st.start.in_ps();
+          row.end = st.end.is_infinite() ? -1 : st.end.in_ps();
+          row.bytes = st.bytes;
+          return row;
         });
       }
     });

@@ -159,12 +159,16 @@ MemoryEstimate estimate_memory(const Scenario& sc, int64_t loaded_bytes) {
     pairs += conns * c.qps;
     if (c.cc) cc_pairs += conns * c.qps;
     const uint64_t steps = tree ? 2 : c.op == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
-    // Bytes a connection carries per step: a ring's chunk, a tree's half
-    // (a plan per size of a sweep).
+    // Bytes a connection carries per step: a ring's chunk (at most its
+    // share rounded up to 16 bytes, as the AllReduce ring cuts it; at least
+    // one transfer a step, empty or not), a tree's half (a plan per size of
+    // a sweep).
     for (size_t p = 0; p < c.phases(); ++p) {
-      const int64_t per_step =
-          c.phase_bytes(p) / static_cast<int64_t>(tree ? 2 * c.channels : n * c.channels);
-      const auto slots = static_cast<uint64_t>((per_step + c.slot_bytes() - 1) / c.slot_bytes());
+      const auto parts = static_cast<int64_t>(tree ? 2 * c.channels : n * c.channels);
+      const int64_t per_step = (c.phase_bytes(p) + parts - 1) / parts;
+      const int64_t chunk = tree ? per_step : (per_step + 15) / 16 * 16;
+      const auto slots = std::max<uint64_t>(
+          1, static_cast<uint64_t>((chunk + c.slot_bytes() - 1) / c.slot_bytes()));
       coll_elems += conns * (tree ? 1 : steps) * slots;
     }
     coll_steps += uint64_t{c.iterations} * n * steps;

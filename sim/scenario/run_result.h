@@ -110,6 +110,7 @@ struct CollectiveResult {
     uint32_t iter, rank, step, host;
     Time start, end;  // infinite: not reached
     int64_t bytes;
+    Time done;  // when the rank ended the iteration (infinite: it had not); not in the trace
   };
   RowSpool<Step> step_rows;
   std::vector<int64_t> rank_bytes_received;  // over all iterations
@@ -208,9 +209,10 @@ struct RunResult {
     for (const auto& [reason, count] : switch_drops) n += count;
     return n;
   }
-  // Lossless drops on ports whose configured headroom is below the
-  // automatic value (SwitchCounters; NicCounters, at a NIC's receive
-  // buffer): expected, not a violation.
+  // Lossless drops on ports whose headroom is below the worst-case
+  // automatic value (a configured one, or small_packet_percentage below
+  // 100; SwitchCounters; NicCounters, at a NIC's receive buffer): expected,
+  // not a violation.
   uint64_t lossless_drops_headroom_below_automatic = 0;
   // Lossless drops after a neighbour's PFC watchdog (action forward) sent
   // ignoring a pause (SwitchCounters, NicCounters): expected in a storm.

@@ -303,7 +303,7 @@ void append_steps(std::vector<Collective::StepRow>& rows, RowSpool<CollectiveRes
                      return a.done != b.done ? a.done < b.done : a.host < b.host;
                    });
   for (const Collective::StepRow& r : rows) {
-    out.push_back({r.iter, r.rank, r.step, r.host, r.rec.start, r.rec.end, r.rec.bytes});
+    out.push_back({r.iter, r.rank, r.step, r.host, r.rec.start, r.rec.end, r.rec.bytes, r.done});
   }
   rows.clear();
 }

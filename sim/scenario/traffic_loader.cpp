@@ -506,13 +506,18 @@ CollectiveSpec read_collective(JsonReader& r, const Topology& t, const std::stri
                std::to_string(c.iterations) + " iteration(s) in longer than " + to_string(kMaxTime),
            "a rate at which the reductions take at most " + to_string(kMaxTime));
   }
+  // Every algorithm step is at least one transfer, empty or not (at most
+  // 2 n steps per iteration).
   const int64_t slot = c.buffsize / c.steps;
-  if ((conn_bytes / slot + 1) * c.iterations > static_cast<__int128>(UINT32_MAX / 4)) {
+  const __int128 steps_bound = 2 * static_cast<__int128>(c.ranks.size());
+  if ((conn_bytes / slot + steps_bound) * c.iterations > static_cast<__int128>(UINT32_MAX / 4)) {
     r.fail("nccl_buffsize",
-           to_string(Bytes(c.buffsize)) + " / " + std::to_string(c.steps) +
-               " steps makes more than 2^30 slot transfers per connection",
-           "slots of at least " +
-               to_string(Bytes(static_cast<int64_t>(conn_bytes / (UINT32_MAX / 4)) + 1)));
+           to_string(Bytes(c.buffsize)) + " / " + std::to_string(c.steps) + " steps over " +
+               std::to_string(c.iterations) + " iteration(s) of " + std::to_string(c.ranks.size()) +
+               " ranks makes more than 2^30 slot transfers per connection",
+           "larger slots (at least " +
+               to_string(Bytes(static_cast<int64_t>(conn_bytes / (UINT32_MAX / 4)) + 1)) +
+               "), fewer iterations or fewer ranks");
   }
   return c;
 }

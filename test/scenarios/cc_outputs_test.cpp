@@ -241,6 +241,34 @@ const char* kFatTreeIncasts = R"({
 })";
 
 TEST_CASE(
+    "PFC headroom auto: minimum-size frames charged whole cells; with small_packet_percentage 0 "
+    "an ACK burst overfills it, counted as a risk taken, not a fault",
+    "[quick][pfc][switch]") {
+  // kFatTreeIncasts on trident2's 208-byte cells: each destination also
+  // sends, so ACKs (86 bytes, a 208-byte cell each) reach the spines among
+  // the data. The default (100: a headroom window all of minimum-size
+  // frames) drops nothing; with 0 (frames of at least 1 KB assumed) the
+  // headroom is under half as large and overflows: those drops are the
+  // risk the setting took, counted, and the run completes under --check.
+  for (const int percent : {100, 0}) {
+    INFO("small_packet_percentage " << percent);
+    LoadOptions lo;
+    lo.overrides = {"fabric.switch.pfc.small_packet_percentage=" + std::to_string(percent)};
+    const Scenario sc = load_scenario_text(kFatTreeIncasts, "t", lo);
+    const RunResult r = run_scenario(sc, testing::checked());
+    REQUIRE(r.status == RunStatus::kComplete);
+    uint64_t headroom = 0;
+    for (const auto& [reason, n] : r.switch_drops) headroom += reason == "headroom" ? n : 0;
+    if (percent == 100) {
+      CHECK(r.total_drops() == 0);
+    } else {
+      CHECK(headroom > 0);
+      CHECK(r.lossless_drops_headroom_below_automatic == headroom);
+    }
+  }
+}
+
+TEST_CASE(
     "PFC and drop events flushed as the run goes, merged across partitions in tiny chunks, "
     "equal those kept whole",
     "[quick][pfc][threads]") {
@@ -299,13 +327,15 @@ TEST_CASE(
 }
 
 // A ring AllReduce of 1 MiB over 8 hosts of a star, 12 iterations: 96
-// rank-iterations of 14 steps end over some 120 polls.
+// rank-iterations of 14 steps end over some 120 polls. Rank r on host 7 - r:
+// on the symmetric star every rank ends an iteration at the same time, so
+// the table's tie-break by node puts them in the reverse of rank order.
 const char* kRingIterations = R"({
   "name": "steps_spool",
   "fabric": {"link": {"rate": "100Gbps", "delay": "1us"}, "mtu": 4096},
   "topology": {"kind": "star", "hosts": 8},
   "traffic": [{"kind": "collective", "op": "all_reduce", "size": "1MiB", "iterations": 12,
-               "gap": "2us"}]
+               "gap": "2us", "ranks": [7, 6, 5, 4, 3, 2, 1, 0]}]
 })";
 
 TEST_CASE(
@@ -324,6 +354,7 @@ TEST_CASE(
   // steps together and in order, iterations of a rank in order.
   REQUIRE(rows.size() == size_t{12} * 8 * 14);
   std::vector<uint32_t> next_iter(8, 0);
+  std::vector<Time> ended(8, Time::zero());
   for (size_t i = 0; i < rows.size(); i += 14) {
     const CollectiveResult::Step& first = rows[i];
     CHECK(first.iter == next_iter.at(first.rank)++);
@@ -331,10 +362,29 @@ TEST_CASE(
       CHECK(rows[i + st].rank == first.rank);
       CHECK(rows[i + st].iter == first.iter);
       CHECK(rows[i + st].step == st);
+      CHECK(rows[i + st].done == first.done);
       CHECK(rows[i + st].bytes == (int64_t{1} << 20) / 8);
       CHECK(!rows[i + st].end.is_infinite());
     }
+    // Each rank-iteration ended no earlier than the one before it in the
+    // table, and after its own last step; at the same time, by node.
+    CHECK(first.done >= rows[i + 13].end);
+    CHECK(first.done > ended[first.rank]);
+    ended[first.rank] = first.done;
+    if (i > 0) {
+      const CollectiveResult::Step& prev = rows[i - 14];
+      CHECK(prev.done <= first.done);
+      if (prev.done == first.done) CHECK(prev.host < first.host);
+    }
   }
+  // Not the order of iterations and ranks (ties go by node, the reverse).
+  bool by_rank = true;
+  for (size_t i = 14; i < rows.size(); i += 14) {
+    const CollectiveResult::Step& a = rows[i - 14];
+    const CollectiveResult::Step& b = rows[i];
+    by_rank = by_rank && (a.iter < b.iter || (a.iter == b.iter && a.rank < b.rank));
+  }
+  CHECK(!by_rank);
   const auto dir = scratch_dir("rdmasim_steps_spool");
   const auto out = scratch_dir("rdmasim_steps_spool_out");
   for (const auto& d : {dir, out}) {

@@ -145,6 +145,37 @@ TEST_CASE("each iteration of a collective ends exactly once on every rank (ring 
   }
 }
 
+TEST_CASE(
+    "one float over 3 channels, ring and tree: the channels and chunks left empty cannot hang an "
+    "iteration; each ends once on every rank and the bytes are 2(n-1) floats per iteration",
+    "[quick][scenario][collective]") {
+  // 4 bytes: channel 0 (tree channel 0) carries the one float, the others
+  // nothing; the ring's chunks but the first are empty, still sent step by
+  // step. Every edge of a ring step, or of a tree up and down, moves the
+  // float once: 2(n-1) x 4 bytes received in all per iteration.
+  const uint32_t n = 5;
+  for (const std::string algorithm : {"ring", "tree"}) {
+    INFO(algorithm);
+    const Scenario sc = load_scenario_text(
+        star(n, "1us",
+             R"({"kind": "collective", "op": "all_reduce", "size": 4, "channels": 3,
+                 "iterations": 2, "qps_per_connection": 2, "algorithm": ")" +
+                 algorithm + R"("})"),
+        "float");
+    RunOptions o = testing::checked();
+    const RunResult r = run_scenario(sc, o);
+    REQUIRE(r.status == RunStatus::kComplete);
+    const CollectiveResult& c = r.collectives.at(0);
+    CHECK(c.completed == 2);
+    int64_t received = 0;
+    for (const int64_t b : c.rank_bytes_received) received += b;
+    CHECK(received == 2 * int64_t{2} * (n - 1) * 4);
+    const std::vector<uint32_t> ends = rank_iteration_ends(sc);
+    REQUIRE(ends.size() == 2 * n);
+    for (const uint32_t e : ends) CHECK(e == 1);
+  }
+}
+
 TEST_CASE("a workload sharing NICs with a collective: each gets only its own completions",
           "[quick][scenario][collective][workload]") {
   const Scenario sc = load_scenario_text(

@@ -2,13 +2,25 @@
 // contract 2 and 3), shared by the plan tests of every algorithm.
 #pragma once
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstddef>
+#include <numeric>
 #include <vector>
 
 #include "models/collective/plan.h"
 
 namespace rdmasim::testing {
+
+// `servers` whole servers of `gpus` GPUs, ranks in order (or reversed).
+inline ServerLayout layout(uint32_t servers, uint32_t gpus, bool shuffle = false) {
+  ServerLayout l;
+  l.gpus = gpus;
+  l.rank.resize(size_t{servers} * gpus);
+  std::iota(l.rank.begin(), l.rank.end(), 0u);
+  if (shuffle) std::reverse(l.rank.begin(), l.rank.end());
+  return l;
+}
 
 // Every element's dependencies point at an element received by its sender,
 // and each element has exactly `consumers` elements depending on it.

@@ -23,14 +23,6 @@ constexpr int64_t kSlot = (int64_t{4} << 20) / 8;
 
 // Servers in order, GPU l of server s is rank s g + l, unless `shuffle`:
 // then the rank numbers are reversed (the plan must follow the layout).
-ServerLayout layout(uint32_t servers, uint32_t gpus, bool shuffle = false) {
-  ServerLayout l;
-  l.gpus = gpus;
-  l.rank.resize(size_t{servers} * gpus);
-  std::iota(l.rank.begin(), l.rank.end(), 0u);
-  if (shuffle) std::reverse(l.rank.begin(), l.rank.end());
-  return l;
-}
 
 }  // namespace
 

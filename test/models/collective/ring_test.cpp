@@ -7,8 +7,10 @@
 
 #include "models/collective/collective_spec.h"
 #include "models/collective/ring.h"
+#include "test/support/plan_checks.h"
 
 using namespace rdmasim;
+using namespace rdmasim::testing;
 
 TEST_CASE("ring plans have the textbook steps and bytes", "[quick][collective]") {
   constexpr int64_t kSlot = (int64_t{4} << 20) / 8;
@@ -119,6 +121,49 @@ TEST_CASE(
       int64_t sum = 0;
       for (const PlanConnection& c : p.conns) sum += c.elems[s].bytes;
       CHECK(sum == k.bytes);
+    }
+  }
+}
+
+TEST_CASE(
+    "ring AllReduce plans of uneven chunks and channels: every element's dependencies and "
+    "consumers consistent, the graph runs to its end, each step moves the channel's share",
+    "[quick][collective]") {
+  // Slots of 1 KiB (8 KiB buffer, 8 steps), chunks of at most 4 slots.
+  // Sizes whose last loop leaves uneven chunks of several slots, a short
+  // last chunk, empty chunks, and channels whose share is one float more
+  // or none at all (10 floats on 3 channels: 4, 3, 3; 8 bytes on 3
+  // channels: 1, 1, 0 floats). Plain rings and rail-aligned ones (PXN).
+  constexpr int64_t kSlot = 1024;
+  for (const uint32_t n : {3u, 4u}) {
+    for (const uint32_t channels : {1u, 3u}) {
+      for (const int64_t bytes : {int64_t{8}, int64_t{40}, int64_t{4} * 7777, int64_t{100'004}}) {
+        for (const bool rails : {false, true}) {
+          INFO("n " << n << ", channels " << channels << ", " << bytes << " B"
+                    << (rails ? ", rail-aligned" : ""));
+          const ServerLayout l = layout(2, n);
+          const uint32_t ranks = rails ? 2 * n : n;
+          const CollectivePlan p = ring_plan(CollectiveOp::kAllReduce, ranks, bytes, channels,
+                                             kSlot, 4, rails ? &l : nullptr);
+          check_consumers(p);
+          CHECK(runs_to_end(p));
+          // Per channel and step, the chunks of the ring positions add up to
+          // the channel's share (relays carry a copy, not more data).
+          const int64_t elems = bytes / 4;
+          for (uint32_t c = 0; c < channels; ++c) {
+            const int64_t share = 4 * (elems / channels + (c < elems % channels ? 1 : 0));
+            std::vector<int64_t> per_step(p.steps, 0);
+            for (uint32_t i = 0; i < ranks; ++i) {
+              for (const PlanElement& e : p.conns[size_t{c} * ranks + i].elems) {
+                CHECK(e.bytes <= kSlot);
+                CHECK(e.bytes >= 0);
+                per_step[e.step] += e.bytes;
+              }
+            }
+            for (uint32_t s = 0; s < p.steps; ++s) CHECK(per_step[s] == share);
+          }
+        }
+      }
     }
   }
 }

@@ -24,14 +24,6 @@ namespace {
 
 // Servers in order, GPU l of server s is rank s g + l, unless `shuffle`:
 // then the rank numbers are reversed (the trees must follow the layout).
-ServerLayout layout(uint32_t servers, uint32_t gpus, bool shuffle = false) {
-  ServerLayout l;
-  l.gpus = gpus;
-  l.rank.resize(size_t{servers} * gpus);
-  std::iota(l.rank.begin(), l.rank.end(), 0u);
-  if (shuffle) std::reverse(l.rank.begin(), l.rank.end());
-  return l;
-}
 
 // parent -> children in NCCL's down[] order; every other rank a leaf.
 using Drawing = std::map<int32_t, std::vector<int32_t>>;
