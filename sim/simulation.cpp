@@ -664,6 +664,13 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
       if (per_lookahead_ < min_events_per_lookahead_) {
         serial_ = density_serial_ = true;
         workers_.reset();
+        if (stop_when_sparse_) {
+          stopped_sparse_ = true;
+          end = RunEnd::kStopped;
+          end_time = control_->now_;
+          for (const auto& part : parts_) end_time = std::max(end_time, part->now_);
+          break;
+        }
       }
     }
   }

@@ -185,6 +185,12 @@ class Simulation {
   // more than they run.
   static constexpr double kMinEventsPerLookahead = 1000;
   void set_min_events_per_lookahead(double n) { min_events_per_lookahead_ = n; }
+  // Instead of taking turns, a run that the first phase finds too sparse
+  // stops there (RunEnd::kStopped, stopped_sparse()): the caller starts it
+  // again on one partition, which runs without the partitions' overheads
+  // (two pools, channel rings, one queue each, a pass per partition).
+  void set_stop_when_sparse(bool on) { stop_when_sparse_ = on; }
+  bool stopped_sparse() const { return stopped_sparse_; }
   // Threads a partitioned run uses now: partitions(), or 1 once it went on
   // one thread.
   uint32_t threads_used() const { return density_serial_ ? 1 : partitions(); }
@@ -241,6 +247,8 @@ class Simulation {
   std::unique_ptr<StarvationPolicy> starvation_;
   double per_lookahead_ = 0;
   double min_events_per_lookahead_ = kMinEventsPerLookahead;
+  bool stop_when_sparse_ = false;
+  bool stopped_sparse_ = false;
   void run_phase_serial(Time cap, uint64_t cap_class_tag);
   WaitList waits_;  // where waiting partitions sleep
   Time lookahead_ = Time::infinite();

@@ -349,6 +349,7 @@ int run(const Args& a) {
   RunOptions ro;
   ro.threads = a.threads;
   ro.force_threads = a.force_threads;
+  ro.restart_when_sparse = true;  // its callbacks keep no state of the run
   ro.stop_signal = &g_stop_signal;
   ro.check = a.check;
   // The trace's time series beyond about 1 MiB each wait in unlinked

@@ -386,6 +386,7 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
               {"peak_rss_bytes", r.wall.peak_rss_bytes},
               {"threads", r.threads},
               {"threads_used", r.threads_used},
+              {"restarted_on_one_thread", r.restarted_on_one_thread},
               {"events_per_partition_lookahead", r.events_per_partition_lookahead},
               {"thread_sleeps", r.thread_sleeps},
               {"starved_windows", r.starved_windows},
@@ -410,9 +411,17 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
   if (r.threads > 1) {
     std::string per;
     for (uint64_t e : r.partition_events) per += (per.empty() ? "" : " / ") + std::to_string(e);
-    out += fmt::format("  on {} threads ({} phase{}; events per thread {})\n", r.threads, r.phases,
-                       r.phases == 1 ? "" : "s", per);
-    if (r.threads_used < r.threads) {
+    if (r.restarted_on_one_thread) {
+      out += fmt::format(
+          "  on 1 thread: the first phase on {} showed {:.0f} events per partition per lookahead, "
+          "too few for threads to pay, and the run started again on one (--force-threads keeps "
+          "them)\n",
+          r.threads, r.events_per_partition_lookahead);
+    } else {
+      out += fmt::format("  on {} threads ({} phase{}; events per thread {})\n", r.threads,
+                         r.phases, r.phases == 1 ? "" : "s", per);
+    }
+    if (r.threads_used < r.threads && !r.restarted_on_one_thread) {
       out += fmt::format(
           "  after the first phase on 1 thread, the {} partitions taking turns: {:.0f} events per "
           "partition per lookahead is too few for threads to pay (--force-threads keeps them)\n",

@@ -188,6 +188,10 @@ struct RunResult {
   // Threads it ran on: `threads`, or 1 when its partitions went on taking
   // turns on one thread (too few events per partition per lookahead).
   uint32_t threads_used = 1;
+  // The first phase on `threads` partitions was too sparse for threads to
+  // pay, and the run started again on one (RunOptions::restart_when_sparse):
+  // its results and fingerprint are one thread's.
+  bool restarted_on_one_thread = false;
   double events_per_partition_lookahead = 0;  // in its first phase with events
   uint64_t thread_sleeps = 0;                 // waits that ended in a sleep (timing-dependent)
   // A thread kept off its CPU by other processes (sim/starvation.h): windows

@@ -705,8 +705,14 @@ void collect_collectives(RunResult& r, const Workloads& workloads) {
   }
 }
 
-RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
-  const auto wall_start = std::chrono::steady_clock::now();
+namespace {
+
+// One run from the beginning. With options.restart_when_sparse, a run whose
+// first phase is too sparse for its threads stops there and returns only
+// restarted_on_one_thread (set) and the density it found.
+RunResult run_from_start(const Scenario& sc, const RunOptions& options,
+                         std::chrono::steady_clock::time_point wall_start) {
+  const auto build_start = std::chrono::steady_clock::now();
   const ScenarioFormat scenario_format(sc.fabric);
   const TransportFormat& format = scenario_format.get();
   const uint32_t threads = std::max<uint32_t>(1, options.threads);
@@ -722,6 +728,8 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   if (options.force_threads) {
     sim.set_min_events_per_lookahead(0);
     sim.set_adapt_to_starvation(false);
+  } else if (threads > 1 && options.restart_when_sparse) {
+    sim.set_stop_when_sparse(true);
   }
   // Recorders.
   Recorders recorders(sc, options);
@@ -791,6 +799,13 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     violation = v.what();
   }
   const auto loop_end = std::chrono::steady_clock::now();
+  if (sim.stopped_sparse()) {
+    RunResult probe;
+    probe.threads = threads;
+    probe.events_per_partition_lookahead = sim.events_per_partition_lookahead();
+    probe.restarted_on_one_thread = true;
+    return probe;
+  }
   sim.finish();
 
   // Collection.
@@ -834,11 +849,29 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
 
   r.wall.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  r.wall.build_seconds = std::chrono::duration<double>(loop_start - wall_start).count();
+  r.wall.build_seconds = std::chrono::duration<double>(loop_start - build_start).count();
   r.wall.event_seconds = std::chrono::duration<double>(loop_end - loop_start).count();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   r.wall.peak_rss_bytes = static_cast<int64_t>(ru.ru_maxrss) * 1024;
+  return r;
+}
+
+}  // namespace
+
+RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  RunResult first = run_from_start(sc, options, wall_start);
+  if (!first.restarted_on_one_thread) return first;
+  // Too sparse for threads: from the beginning on one, whose results the
+  // partitioned run would have had too (sim/simulation.h contract 5).
+  RunOptions one = options;
+  one.threads = 1;
+  RunResult r = run_from_start(sc, one, wall_start);
+  r.threads = first.threads;
+  r.threads_used = 1;
+  r.events_per_partition_lookahead = first.events_per_partition_lookahead;
+  r.restarted_on_one_thread = true;
   return r;
 }
 

@@ -1,0 +1,77 @@
+// A partitioned run whose first phase is too sparse for threads starts
+// again on one thread (RunOptions::restart_when_sparse, what the CLI does):
+// the results, fingerprint included, are one thread's, and the run says so.
+// A dense run keeps its threads. Expected values: the one-thread run's.
+#include <string>
+
+#include "sim/scenario/runner.h"
+#include "test/support/catch_units.h"
+#include "test/support/run_helpers.h"
+
+using namespace rdmasim;
+using namespace rdmasim::testing;
+
+namespace {
+
+// A k = 4 fat-tree (16 hosts): a 15:1 incast of 256 KiB each over 1 us
+// links, a few dozen events per partition per lookahead; or a permutation
+// of 8 MiB flows over 20 us links, thousands.
+std::string fat_tree(const std::string& delay, const std::string& traffic) {
+  return R"({"fabric": {"link": {"rate": "100Gbps", "delay": ")" + delay +
+         R"("}, "mtu": 4096}, "topology": {"kind": "fat_tree", "k": 4}, "traffic": [)" + traffic +
+         "]}";
+}
+
+RunResult run_on(const Scenario& sc, uint32_t threads, bool restart) {
+  RunOptions o = testing::checked();
+  o.threads = threads;
+  o.restart_when_sparse = restart;
+  return run_scenario(sc, o);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a run too sparse for its threads starts again on one: one thread's results and fingerprint",
+    "[quick][threads]") {
+  const Scenario sc = load_scenario_text(
+      fat_tree("1us", R"({"kind": "incast", "senders": "all", "dst": 0, "size": "256KiB"})"),
+      "sparse");
+  const RunResult one = run_on(sc, 1, true);
+  REQUIRE(one.status == RunStatus::kComplete);
+  CHECK(!one.restarted_on_one_thread);
+  for (const uint32_t threads : {2u, 3u}) {
+    INFO(threads << " threads");
+    const RunResult r = run_on(sc, threads, true);
+    REQUIRE(r.status == RunStatus::kComplete);
+    CHECK(r.restarted_on_one_thread);
+    CHECK(r.threads == threads);
+    CHECK(r.threads_used == 1);
+    CHECK(r.events_per_partition_lookahead > 0);
+    CHECK(r.events_per_partition_lookahead < Simulation::kMinEventsPerLookahead);
+    CHECK(r.phases == 0);  // the run that counts had no partitions
+    CHECK(r.fingerprint == one.fingerprint);
+    CHECK(r.events == one.events);
+    CHECK(r.sim_time == one.sim_time);
+    REQUIRE(r.flows.size() == one.flows.size());
+    for (size_t i = 0; i < r.flows.size(); ++i) CHECK(r.flows[i].fct() == one.flows[i].fct());
+    // Without the restart the partitions take turns: the same results, the
+    // partitioned chain's fingerprint.
+    const RunResult turns = run_on(sc, threads, false);
+    CHECK(!turns.restarted_on_one_thread);
+    CHECK(turns.threads_used == 1);
+    CHECK(turns.phases > 0);
+    CHECK(turns.events == one.events);
+    CHECK(turns.fingerprint != one.fingerprint);
+  }
+}
+
+TEST_CASE("a run dense enough for its threads keeps them", "[quick][threads]") {
+  const Scenario sc = load_scenario_text(
+      fat_tree("20us", R"({"kind": "permutation", "hosts": "all", "size": "8MiB"})"), "dense");
+  const RunResult r = run_on(sc, 2, true);
+  REQUIRE(r.status == RunStatus::kComplete);
+  CHECK(!r.restarted_on_one_thread);
+  CHECK(r.threads_used == 2);
+  CHECK(r.events_per_partition_lookahead >= Simulation::kMinEventsPerLookahead);
+}
