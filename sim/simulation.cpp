@@ -247,6 +247,7 @@ RunEnd Simulation::run(Time stop_at) {
   if (phase_ == Phase::kFinished) throw std::logic_error("run() after finish()");
   phase_ = Phase::kRunning;
   stop_requested_ = false;
+  stopped_sparse_ = false;
   return parts_.size() == 1 ? run_sequential(stop_at) : run_partitioned(stop_at);
 }
 

@@ -387,6 +387,7 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
               {"threads", r.threads},
               {"threads_used", r.threads_used},
               {"restarted_on_one_thread", r.restarted_on_one_thread},
+              {"first_attempt_seconds", r.wall.first_attempt_seconds},
               {"events_per_partition_lookahead", r.events_per_partition_lookahead},
               {"thread_sleeps", r.thread_sleeps},
               {"starved_windows", r.starved_windows},
@@ -414,9 +415,9 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
     if (r.restarted_on_one_thread) {
       out += fmt::format(
           "  on 1 thread: the first phase on {} showed {:.0f} events per partition per lookahead, "
-          "too few for threads to pay, and the run started again on one (--force-threads keeps "
-          "them)\n",
-          r.threads, r.events_per_partition_lookahead);
+          "too few for threads to pay, and the run started again on one after {:.3f} s "
+          "(--force-threads keeps them)\n",
+          r.threads, r.events_per_partition_lookahead, r.wall.first_attempt_seconds);
     } else {
       out += fmt::format("  on {} threads ({} phase{}; events per thread {})\n", r.threads,
                          r.phases, r.phases == 1 ? "" : "s", per);

@@ -171,6 +171,9 @@ struct WallClock {
       0;  // reading the scenario, generating the topology, routing (set by the caller)
   double build_seconds = 0;  // creating the devices
   double event_seconds = 0;  // the event loop alone
+  // A run started again on one thread: the first attempt, building,
+  // its first phase and its teardown (included in `seconds`; 0 otherwise).
+  double first_attempt_seconds = 0;
   int64_t peak_rss_bytes = 0;
 };
 

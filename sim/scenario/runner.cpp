@@ -795,17 +795,27 @@ RunResult run_from_start(const Scenario& sc, const RunOptions& options,
   RunEnd end = RunEnd::kStopped;
   try {
     end = sim.run(sc.stop.time);
+    if (sim.stopped_sparse()) {
+      // Start again on one thread, unless the run has ended already (the
+      // workloads are done, or nothing is due before the stop time) or is
+      // to stop (a signal, the wall-clock limit): then it goes on here, its
+      // partitions taking turns, and ends at once or at its next poll.
+      const bool stop_pending = (options.stop_signal != nullptr &&
+                                 options.stop_signal->load(std::memory_order_relaxed) != 0) ||
+                                (wall_limited && std::chrono::steady_clock::now() >= wall_deadline);
+      if (!stop_pending && !workloads.finished() && sim.next_event_time() <= sc.stop.time) {
+        RunResult probe;
+        probe.threads = threads;
+        probe.events_per_partition_lookahead = sim.events_per_partition_lookahead();
+        probe.restarted_on_one_thread = true;
+        return probe;
+      }
+      end = sim.run(sc.stop.time);
+    }
   } catch (const InvariantViolation& v) {
     violation = v.what();
   }
   const auto loop_end = std::chrono::steady_clock::now();
-  if (sim.stopped_sparse()) {
-    RunResult probe;
-    probe.threads = threads;
-    probe.events_per_partition_lookahead = sim.events_per_partition_lookahead();
-    probe.restarted_on_one_thread = true;
-    return probe;
-  }
   sim.finish();
 
   // Collection.
@@ -863,6 +873,8 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   RunResult first = run_from_start(sc, options, wall_start);
   if (!first.restarted_on_one_thread) return first;
+  const double first_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   // Too sparse for threads: from the beginning on one, whose results the
   // partitioned run would have had too (sim/simulation.h contract 5).
   RunOptions one = options;
@@ -872,6 +884,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   r.threads_used = 1;
   r.events_per_partition_lookahead = first.events_per_partition_lookahead;
   r.restarted_on_one_thread = true;
+  r.wall.first_attempt_seconds = first_seconds;
   return r;
 }
 

@@ -42,9 +42,10 @@ struct RunOptions {
   bool force_threads = false;
   // When it shows that (and threads are not forced): start the run again
   // from the beginning on one thread, whose results it has anyway, rather
-  // than go on with the partitions taking turns. Callbacks above (progress,
-  // on_built, add_workloads) then run for both starts: the CLI's choice,
-  // off for tests whose workloads keep state outside the run.
+  // than go on with the partitions taking turns (unless the run has ended
+  // or is to stop). The callbacks here (progress, on_built, add_workloads)
+  // then run for both starts: the CLI's choice, off for tests whose
+  // workloads keep state outside the run.
   bool restart_when_sparse = false;
   // Called once the devices are built, before setup(): tests attach their
   // own observers (sim.add, then sim.set_observer) that read the switches.

@@ -121,7 +121,11 @@ finish_run() {
 # A signal $1 to a long run on $2 threads of scenario $3: exit $4, status
 # interrupted, partial outputs.
 interrupt() {
-  start_long_run "$3" --threads "$2" --set 'traffic[0].size="1TiB"'
+  # Threads forced: the scenarios are too sparse to keep them otherwise,
+  # and the signal is to reach a partitioned run.
+  local force=""
+  [ "$2" -gt 1 ] && force="--force-threads"
+  start_long_run "$3" --threads "$2" $force --set 'traffic[0].size="1TiB"'
   kill "-$1" "$pid"
   finish_run
   expect_code "$4"
