@@ -147,8 +147,31 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
   if (ps.fc.credited()) [[unlikely]]
     note_credit_waits(ps, now);
   Time blocked_until = Time::infinite();
-  // Control packets by priority, highest first (only the non-empty rings).
-  for (uint32_t m = ps.control_mask; m != 0;) {
+  // InfiniBand with frames on two or more VLs (data of QPs on several, or
+  // ACKs on another VL than the data): the VL arbiter (IBA 7.6.9) picks
+  // among every VL with a frame that may leave, ACKs and NAKs included, as
+  // they are packets of their VL like any other; within the VL chosen its
+  // control packets go first. (One VL: the arbiter has no choice to make.)
+  int vl = -1;
+  bool arbitrated = false;
+  if (ps.arb != nullptr &&
+      __builtin_popcount(ps.control_mask | (ps.active.empty() ? 0U : ps.data_lanes)) >= 2)
+      [[unlikely]] {
+    arbitrated = true;
+    vl = choose_vl(ps, now, true);
+    if (vl >= 0 && ((ps.control_mask >> vl) & 1) != 0) {
+      Ring<PacketHandle>& ring = ps.control[vl];
+      PacketHandle c = ring.pop_front();
+      if (ring.empty()) ps.control_mask &= static_cast<uint16_t>(~(1U << vl));
+      ps.fc.on_transmit(static_cast<uint8_t>(vl), *c);
+      ps.arb->charge(ib_credit_bytes(c->wire_bytes));
+      return c;
+    }
+  }
+  // Control packets by priority, highest first (only the non-empty rings);
+  // with arbitration, only to find when a blocked one may go (the arbiter
+  // chose a data VL, or none was ready).
+  for (uint32_t m = arbitrated && vl >= 0 ? 0U : ps.control_mask; m != 0;) {
     const auto prio = static_cast<uint8_t>(31 - __builtin_clz(m));
     m &= ~(1U << prio);
     Ring<PacketHandle>& ring = ps.control[prio];
@@ -156,6 +179,7 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
       blocked_until = std::min(blocked_until, ps.fc.blocked_until(prio, now));
       continue;
     }
+    if (arbitrated) continue;  // none was ready when the arbiter chose (vl < 0)
     PacketHandle c = ring.pop_front();
     if (ring.empty()) ps.control_mask &= static_cast<uint16_t>(~(1U << prio));
     ps.fc.on_transmit(prio, *c);
@@ -176,9 +200,8 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
       // first picks among the VLs that have a QP due with credits, whose
       // first such QP comes to the front; only that VL's QPs may send
       // this time.
-      int vl = -1;
-      if (!one_lane && ps.arb != nullptr) [[unlikely]]
-        vl = choose_vl(ps, now);
+      if (!arbitrated && !one_lane && ps.arb != nullptr) [[unlikely]]
+        vl = choose_vl(ps, now, false);
       // Paced QPs not yet due go round again; if none could send, pull when
       // the first of them is due.
       size_t paced = 0;
@@ -257,8 +280,14 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
 // of that VL in the round-robin ring is moved to its front, the others
 // keeping their order, so that the QPs of one VL take turns among
 // themselves whatever the other VLs do.
-int RdmaNic::choose_vl(PortState& ps, Time now) {
+int RdmaNic::choose_vl(PortState& ps, Time now, bool with_control) {
   uint16_t ready = 0;
+  // VLs whose first control packet may leave (the caller sends it).
+  for (uint32_t m = with_control ? ps.control_mask : 0U; m != 0; m &= m - 1) {
+    const auto l = static_cast<uint8_t>(__builtin_ctz(m));
+    if (ps.fc.may_send(l, *ps.control[l].front(), now)) ready |= static_cast<uint16_t>(1U << l);
+  }
+  const uint16_t control = ready;
   std::array<uint32_t, kMaxLanes> first{};
   for (size_t i = 0; i < ps.active.size(); ++i) {
     const QueuePair& q = slot(ps.active[i]).qp;
@@ -270,7 +299,7 @@ int RdmaNic::choose_vl(PortState& ps, Time now) {
     }
   }
   const int vl = ps.arb->choose(ready);
-  if (vl < 0) return vl;
+  if (vl < 0 || ((control >> vl) & 1) != 0) return vl;
   const uint32_t qpn = ps.active[first[vl]];
   for (size_t i = first[vl]; i > 0; --i) ps.active[i] = ps.active[i - 1];
   ps.active[0] = qpn;

@@ -349,7 +349,7 @@ class RdmaNic : public Node, private ControlSink {
   std::vector<std::unique_ptr<PortState>> ports_;
   // PortXmitWait (credited ports): tells each VL whether it waits for credits now.
   [[gnu::cold]] void note_credit_waits(PortState& ps, Time now);
-  int choose_vl(PortState& ps, Time now);
+  int choose_vl(PortState& ps, Time now, bool with_control);
   NicCounters counters_;
   bool checks_ = false;        // sim().checks(), read at setup
   uint8_t lossless_mask_ = 0;  // set_lossless()

@@ -261,6 +261,54 @@ TEST_CASE("A NIC arbitrates its QPs' VLs by the tables: shares 1:3 on its own li
   CHECK(off_round(d.vl, {1, 2, 2, 2}) == 0);
 }
 
+TEST_CASE(
+    "A NIC arbitrates its ACKs' VL with its data's: four data packets of VL1 a turn, then up to "
+    "three ACKs of VL2",
+    "[quick][scenario][infiniband]") {
+  // h1 sends to h0 on SL 1 and receives from h2 on SL 2, so its link
+  // carries its VL1 data and the VL2 ACKs of h2's data (a QP's ACKs go on
+  // its SL). Low table 1:255, 2:1 (IBA 7.6.9): VL1 sends while under 255 x
+  // 64 = 16,320 counted bytes, 4 packets of 4120 (the fourth crosses);
+  // VL2 while under 64, ACKs of 28 counted bytes (30 on the wire less the
+  // VCRC): 3, the third crossing. h2's data brings about one ACK per data
+  // packet h1 sends, more than 3 per 4, so VL2 stays backlogged: exactly 4
+  // data packets, then 3 ACKs, in turn. (ACKs sent ahead of everything, as
+  // before VL arbitration covered them, gave one ACK after each packet.)
+  const Scenario sc =
+      load_scenario_text(ib_star(3, R"({"vlarb_high": "", "vlarb_low": "1:255,2:1"})",
+                                 {flow(1, 0, "64MiB", 1), flow(2, 1, "64MiB", 2)}),
+                         "ack_arbitration");
+  ScenarioSim s(sc);
+  struct Order : EgressHook {
+    Order() : EgressHook(kAtDequeue) {}
+    void on_dequeue(const EgressView& q, Packet& p) override {
+      if (q.now() < Time::us(200) || p.src != 1) return;  // h1's frames, steady state
+      seq += p.kind == PacketKind::kData ? 'D' : 'A';
+      if (p.kind != PacketKind::kData && q.priority() != 2) ++ack_elsewhere;
+      if (p.kind == PacketKind::kData && q.priority() != 1) ++data_elsewhere;
+    }
+    std::string seq;
+    int ack_elsewhere = 0, data_elsewhere = 0;
+  } order;
+  Switch* sw = s.port_to_host(0).first;
+  sw->add_egress_hook(order, 0xFF, {s.port_to_host(0).second, s.port_to_host(2).second});
+  s.sim.setup();
+  s.sim.run(Time::us(1200));
+  // 1 ms of h1's link: about 2,400 data packets and 1,800 ACKs.
+  REQUIRE(order.seq.size() > 3000);
+  CHECK(order.ack_elsewhere == 0);
+  CHECK(order.data_elsewhere == 0);
+  // From the first whole turn on, "DDDDAAA" over and over.
+  const size_t start = order.seq.find("ADDDD");
+  REQUIRE(start != std::string::npos);
+  size_t off = 0, turns = 0;
+  for (size_t i = start + 1; i + 7 <= order.seq.size(); i += 7, ++turns) {
+    off += order.seq.compare(i, 7, "DDDDAAA") != 0;
+  }
+  CHECK(turns > 400);
+  CHECK(off == 0);
+}
+
 TEST_CASE("A NIC's QPs on one VL take turns while the arbiter alternates VLs",
           "[quick][scenario][infiniband]") {
   // h1: one QP on SL 1 to h0, two on SL 2 to h2; weights 64 and 64 (one
