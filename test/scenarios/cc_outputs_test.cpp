@@ -175,11 +175,28 @@ TEST_CASE("cc samples: on change, decimated, and recording changes no event",
   }
 }
 
-// A folder of this process's own under the temporary directory: suites
-// run side by side (a sanitizer tree, another checkout) do not share it.
-std::filesystem::path scratch_dir(const std::string& name) {
-  return std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
-}
+// Two fresh folders of this process's own under the temporary directory
+// (suites run side by side, a sanitizer tree or another checkout, do not
+// share them): `spool` for the runs' spills, `out` for the traces written;
+// both gone when the test ends.
+struct ScratchDirs {
+  explicit ScratchDirs(const std::string& name) : spool(path(name)), out(path(name + "_out")) {
+    for (const auto& d : {spool, out}) {
+      std::filesystem::remove_all(d);
+      std::filesystem::create_directories(d);
+    }
+  }
+  ~ScratchDirs() {
+    std::filesystem::remove_all(spool);
+    std::filesystem::remove_all(out);
+  }
+  ScratchDirs(const ScratchDirs&) = delete;
+  ScratchDirs& operator=(const ScratchDirs&) = delete;
+  static std::filesystem::path path(const std::string& name) {
+    return std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  }
+  const std::filesystem::path spool, out;
+};
 
 // The trace.h5 of a run, as bytes.
 std::string trace_bytes(const std::filesystem::path& path, const Scenario& sc, const RunResult& r) {
@@ -201,12 +218,9 @@ TEST_CASE("time series flushed as the run goes, spilled in tiny chunks, equal th
   REQUIRE(ref.cc_samples.size() > 100);
   REQUIRE(ref.link_samples.size() > 100);
   REQUIRE(ref.queue_samples.size() > 100);
-  const auto dir = scratch_dir("rdmasim_spool_scenario");
-  const auto out = scratch_dir("rdmasim_spool_scenario_out");
-  for (const auto& d : {dir, out}) {
-    std::filesystem::remove_all(d);
-    std::filesystem::create_directories(d);
-  }
+  const ScratchDirs scratch("rdmasim_spool_scenario");
+  const std::filesystem::path& dir = scratch.spool;
+  const std::filesystem::path& out = scratch.out;
   const std::string expected = trace_bytes(out / "whole.h5", sc, ref);
   REQUIRE(expected.size() > 1000);
   for (uint32_t n : {1u, 3u}) {
@@ -222,9 +236,7 @@ TEST_CASE("time series flushed as the run goes, spilled in tiny chunks, equal th
     // Byte for byte, the tables written in hyperslabs of 5 rows.
     CHECK(trace_bytes(out / "spooled.h5", sc, r) == expected);
   }
-  CHECK(std::filesystem::is_empty(dir));
-  std::filesystem::remove_all(dir);
-  std::filesystem::remove_all(out);
+  CHECK(std::filesystem::is_empty(dir));  // every spill file gone with its run
 }
 
 // Two 15:1 incasts on a k = 4 fat-tree with Trident2 buffers: with PFC
@@ -272,12 +284,9 @@ TEST_CASE(
     "PFC and drop events flushed as the run goes, merged across partitions in tiny chunks, "
     "equal those kept whole",
     "[quick][pfc][threads]") {
-  const auto dir = scratch_dir("rdmasim_spool_merge");
-  const auto out = scratch_dir("rdmasim_spool_merge_out");
-  for (const auto& d : {dir, out}) {
-    std::filesystem::remove_all(d);
-    std::filesystem::create_directories(d);
-  }
+  const ScratchDirs scratch("rdmasim_spool_merge");
+  const std::filesystem::path& dir = scratch.spool;
+  const std::filesystem::path& out = scratch.out;
   for (const bool lossless : {true, false}) {
     INFO((lossless ? "PFC" : "lossy"));
     LoadOptions lo;
@@ -321,9 +330,7 @@ TEST_CASE(
       CHECK(trace_bytes(out / "spooled.h5", sc, r) == expected);
     }
   }
-  CHECK(std::filesystem::is_empty(dir));
-  std::filesystem::remove_all(dir);
-  std::filesystem::remove_all(out);
+  CHECK(std::filesystem::is_empty(dir));  // every spill file gone with its run
 }
 
 // A ring AllReduce of 1 MiB over 8 hosts of a star, 12 iterations: 96
@@ -385,12 +392,9 @@ TEST_CASE(
     by_rank = by_rank && (a.iter < b.iter || (a.iter == b.iter && a.rank < b.rank));
   }
   CHECK(!by_rank);
-  const auto dir = scratch_dir("rdmasim_steps_spool");
-  const auto out = scratch_dir("rdmasim_steps_spool_out");
-  for (const auto& d : {dir, out}) {
-    std::filesystem::remove_all(d);
-    std::filesystem::create_directories(d);
-  }
+  const ScratchDirs scratch("rdmasim_steps_spool");
+  const std::filesystem::path& dir = scratch.spool;
+  const std::filesystem::path& out = scratch.out;
   const std::string expected = trace_bytes(out / "whole.h5", sc, ref);
   for (uint32_t n : {1u, 3u}) {
     INFO(n << " threads");
@@ -405,9 +409,7 @@ TEST_CASE(
     CHECK(r.collectives.at(0).step_rows.spilled() > 0);
     CHECK(trace_bytes(out / "spooled.h5", sc, r) == expected);
   }
-  CHECK(std::filesystem::is_empty(dir));
-  std::filesystem::remove_all(dir);
-  std::filesystem::remove_all(out);
+  CHECK(std::filesystem::is_empty(dir));  // every spill file gone with its run
 }
 
 TEST_CASE(
