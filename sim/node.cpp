@@ -23,6 +23,14 @@ void Port::wake_at(Time t) {
   }
 }
 
+bool Port::send_now(PacketHandle& f) {
+  if (link_ == nullptr || owner_.ctx().now() < busy_until_) return false;
+  busy_until_ = link_->transmit(std::move(f));
+  if (tx_done_.scheduled() && tx_done_.when() < busy_until_)
+    owner_.ctx().reschedule(tx_done_, busy_until_);
+  return true;
+}
+
 void Port::on_tx_done() {
   PacketHandle p = owner_.next_packet(index_);
   if (!p) return;  // idle until the next wake()

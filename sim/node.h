@@ -23,6 +23,9 @@
 //     event, not two, and so does a paced frame. A node that does not
 //     override next_pull() is pulled at the end of every frame.
 //  5. Node::receive gets each packet once its last bit has arrived.
+//  6. A link-level control frame that would go ahead of everything may be
+//     sent at once on an idle port (send_now), saving the pull that would
+//     only have taken it first.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +60,12 @@ class alignas(64) Port {
   // Something may become sendable at time t (a pause expires): pull then (or
   // when the frame being sent ends, if later), unless an earlier pull is pending.
   void wake_at(Time t);
+  // A link-level control frame (an InfiniBand flow-control packet) goes
+  // out at once if the transmitter is free, without a pull: what the pull
+  // it would otherwise take would do, as such frames go ahead of all else;
+  // a pull pending before its end moves there. Returns false, leaving `f`,
+  // if a frame is being sent: the node queues it and wakes the port.
+  bool send_now(PacketHandle& f);
   // True while a frame is being serialized.
   bool transmitting() const;
   // The node's state for this port, which next_packet() reads first: fetched

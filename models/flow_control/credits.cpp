@@ -35,29 +35,12 @@ void Credits::attach(Partition& ctx, ControlSink& sink, uint32_t port, uint32_t 
   if (!params.period.is_infinite()) ctx.schedule_in(period_, params.period);
 }
 
-uint32_t Credits::sendable(Time now, Time& stable_until) const {
-  uint32_t mask = 0;
-  Time next = Time::infinite();
-  for (uint32_t i = 0; i < lane_.size(); ++i) {
-    const Lane& l = lane_[i];
-    for (size_t k = 0; k < l.pending.size(); ++k) {
-      if (l.pending[k].usable_at > now) {
-        next = std::min(next, l.pending[k].usable_at);
-        break;
-      }
-    }
-    if (l.sent < limit(static_cast<uint8_t>(i), now)) mask |= 1U << i;
-  }
-  stable_until = next;
-  return mask;
-}
-
 Time Credits::on_control_frame(const Packet& f, Time now) {
   if (f.fc_vl >= lanes()) return Time::infinite();
   Lane& l = lane_[f.fc_vl];
   // Transmit: the grant joins the FIFO of grants in flight, each usable
   // tx_delay after its own arrival; FCCL only grows, but for a revocation.
-  while (!l.pending.empty() && l.pending.front().usable_at <= now)
+  for (; !l.pending.empty() && l.pending.front().usable_at <= now; --pending_grants_)
     l.limit = l.pending.pop_front().fccl;
   if (f.fc_revoke != 0) {
     // Obeyed at once: no earlier, larger grant is used from now on. The
@@ -77,6 +60,7 @@ Time Credits::on_control_frame(const Packet& f, Time now) {
     l.limit = fccl;
   } else {
     l.pending.push_back(Grant{fccl, usable});
+    ++pending_grants_;
   }
   // Receive: ABR takes the neighbour's FCTBS (IBA §7.9.4). Everything it
   // sent before this packet has arrived, so a difference is blocks lost on

@@ -133,10 +133,15 @@ class Credits final : public LinkFlowControl {
     if (lane >= lanes()) return true;  // VL15: not flow-controlled
     return lane_[lane].sent + ib_credits(p.wire_bytes) <= limit(lane, now);
   }
-  // The lanes that have credits for at least one block at `now` (a packet
-  // still needs may_send); `stable_until`: when a received grant next takes
-  // effect, else infinite.
-  uint32_t sendable(Time now, Time& stable_until) const;
+  // When a received grant of any lane next takes effect after `now`
+  // (infinite: none waiting).
+  Time next_grant(Time now) const {
+    if (pending_grants_ == 0) return Time::infinite();  // tx_delay 0: always
+    Time next = Time::infinite();
+    for (uint32_t i = 0; i < lane_.size(); ++i)
+      next = std::min(next, next_grant(static_cast<uint8_t>(i), now));
+    return next;
+  }
   // When the next received grant of `lane` takes effect (infinite: none
   // waiting); after `now`, in next_grant.
   Time blocked_until(uint8_t lane) const {
@@ -311,6 +316,7 @@ class Credits final : public LinkFlowControl {
   uint32_t changed_ = 0;  // lanes that freed blocks or resynchronised ABR since the last update
   uint32_t answer_ = 0;   // lanes whose revocation this port obeyed and must answer
   uint32_t waiting_ = 0;  // lanes noted waiting (wait_since finite)
+  uint32_t pending_grants_ = 0;  // received grants not yet usable, all lanes
   MemberEvent<Credits, &Credits::on_update> update_;
   MemberEvent<Credits, &Credits::on_period> period_;
 };

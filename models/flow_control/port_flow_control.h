@@ -76,14 +76,16 @@ class PortFlowControl {
     return pfc_.paused(lane, now);
   }
   // The lanes that may send their head packet at `now` (`head(lane)`: the
-  // lane's first packet, or null), and in `stable_until` until when that
-  // holds without a new control frame. With credits the answer depends on
-  // the heads, which the holder changes: stable only for `now` itself.
+  // lane's first packet, or null; only the lanes of `queued`, those with
+  // one, are asked), and in `stable_until` until when that holds without a
+  // new control frame. With credits the answer depends on the heads, which
+  // the holder changes: stable only for `now` itself.
   template <class Head>
-  uint32_t sendable(Time now, Time& stable_until, Head&& head) const {
+  uint32_t sendable(Time now, Time& stable_until, uint32_t queued, Head&& head) const {
     if (credits_) [[unlikely]] {
       uint32_t mask = 0;
-      for (uint8_t l = 0; l < credits_->lanes(); ++l) {
+      for (uint32_t m = queued & ((1U << credits_->lanes()) - 1); m != 0; m &= m - 1) {
+        const auto l = static_cast<uint8_t>(__builtin_ctz(m));
         const Packet* p = head(l);
         if (p != nullptr && credits_->may_send(l, *p, now)) mask |= 1U << l;
       }
@@ -92,13 +94,15 @@ class PortFlowControl {
     }
     return pfc_.sendable(now, stable_until);
   }
-  // The lanes stopped at `now`, and in `stable_until` the earliest later
-  // time at which that can change without a new control frame (a pause
-  // ends, a received grant becomes usable).
-  uint32_t paused_mask(Time now, Time& stable_until) const {
+  // The earliest time after `now` at which what is stopped now may go on
+  // without a new control frame (a pause ends, a received grant becomes
+  // usable); infinite if none.
+  Time stops_change_at(Time now) const {
     if (credits_) [[unlikely]]
-      return ~credits_->sendable(now, stable_until) & ((1U << lanes()) - 1);
-    return pfc_.paused_mask(now, stable_until);
+      return credits_->next_grant(now);
+    Time until;
+    pfc_.paused_mask(now, until);
+    return until;
   }
   // When what stops `lane` at `now` may next change without a new frame
   // (infinite: only a frame can change it).

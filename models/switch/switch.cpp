@@ -332,7 +332,10 @@ void Switch::receive(uint32_t port, PacketHandle p) {
     if (p->kind != PacketKind::kPfc) {
       ++counters_.fc_received;
       note_credit_waits(pt, ctx().now());
-      if (!recheck.is_infinite()) this->port(port).wake_at(recheck);
+      // Credits matter only to queued packets: a pull with none finds
+      // nothing (and forward() wakes the port for the next one).
+      if (!recheck.is_infinite() && pt.queues.nonempty_mask() != 0)
+        this->port(port).wake_at(recheck);
       return;
     }
     ++counters_.pfc_received;
@@ -469,9 +472,10 @@ void Switch::forward(PacketHandle p) {
   }
   if (now < pt.queues.allowed_until()) return pt.queues.cached_allowed();
   Time until;
-  const auto allowed = static_cast<uint16_t>(pt.fc.sendable(now, until, [&](uint8_t l) {
-    return pt.queues.packets(l) > 0 ? &pt.queues.packet(l, 0) : nullptr;
-  }));
+  const auto allowed =
+      static_cast<uint16_t>(pt.fc.sendable(now, until, pt.queues.nonempty_mask(), [&](uint8_t l) {
+        return pt.queues.packets(l) > 0 ? &pt.queues.packet(l, 0) : nullptr;
+      }));
   pt.queues.cache_allowed(allowed, until);
   return allowed;
 }
@@ -516,8 +520,7 @@ PacketHandle Switch::pop_arbitrated(Port& pt, Time now) {
 }
 
 void Switch::wake_on_pause_change(uint32_t port, Time now) const {
-  Time until;
-  hot_.ports[port].fc.paused_mask(now, until);
+  const Time until = hot_.ports[port].fc.stops_change_at(now);
   if (!until.is_infinite()) this->port(port).wake_at(until);
 }
 
@@ -592,8 +595,11 @@ void Switch::lossless_drop(uint32_t in_port, uint8_t in_prio, const Packet& p) {
 
 void Switch::emit_link_control(uint32_t port, PacketHandle frame) {
   if (frame->kind != PacketKind::kPfc) {
-    hot_.ports[port].queues.push_control(std::move(frame));
     ++counters_.fc_sent;
+    // Ahead of everything: at once on an idle port (no pull event for it).
+    EgressQueues& q = hot_.ports[port].queues;
+    if (!q.has_control() && this->port(port).send_now(frame)) return;
+    q.push_control(std::move(frame));
     this->port(port).wake();
     return;
   }

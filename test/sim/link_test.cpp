@@ -137,3 +137,84 @@ TEST_CASE("bit errors corrupt frames at the rate the BER implies", "[quick][link
   CHECK(std::abs(static_cast<double>(link.counters().corrupted) - n * p) < 5 * sd);
   CHECK(dst.arrivals.size() + link.counters().corrupted == static_cast<size_t>(n));
 }
+
+namespace {
+
+// A data frame is due at 1 us (the port woken then); a timer at the same
+// instant, or at `control_at`, sends a 6-byte control frame with
+// Port::send_now, as an InfiniBand flow-control update does.
+class ControlSource : public Node {
+ public:
+  ControlSource(Simulation& sim, std::string name, Time control_at)
+      : Node(sim, std::move(name)), control_at_(control_at) {
+    add_port();
+    timer_.set_tag(id());
+  }
+  void setup() override {
+    ctx().schedule(wake_, Time::us(1));
+    ctx().schedule(timer_, control_at_);
+  }
+  void receive(uint32_t, PacketHandle) override {}
+  PacketHandle next_packet(uint32_t) override {
+    pulls.push_back(sim().now());
+    if (data_left_ == 0) return {};
+    --data_left_;
+    PacketHandle p = sim().make_packet();
+    p->kind = PacketKind::kData;
+    p->wire_bytes = 1000;
+    p->psn = 1;
+    return p;
+  }
+  Time next_pull(uint32_t, Time frame_end) const override {
+    return data_left_ > 0 ? frame_end : Time::infinite();
+  }
+  std::vector<Time> pulls;
+  bool sent_now = false;
+
+ private:
+  void on_wake() { port(0).wake(); }
+  void on_timer() {
+    PacketHandle f = sim().make_packet();
+    f->kind = PacketKind::kIbFlowControl;
+    f->wire_bytes = 6;
+    f->psn = 2;
+    sent_now = port(0).send_now(f);
+    CHECK(sent_now == !f);  // the frame is taken only when sent
+  }
+  Time control_at_;
+  int data_left_ = 1;
+  MemberEvent<ControlSource, &ControlSource::on_wake> wake_{this, EventClass::kDelivery, 0};
+  MemberEvent<ControlSource, &ControlSource::on_timer> timer_{this, EventClass::kTimer, 0};
+};
+
+}  // namespace
+
+// The pull the woken port had at 1 us moves to the control frame's end
+// (6 B at 100 Gb/s: 480 ps), as if that pull had taken the control frame
+// first; on a busy port send_now() leaves the frame to the node.
+TEST_CASE("a control frame sent at once on an idle port goes ahead of the frame due then",
+          "[quick][link]") {
+  // src -> dst over 100 Gb/s and 1 us, the control frame sent at `at`.
+  auto build = [](Simulation& sim, Time at) -> std::pair<ControlSource&, Sink&> {
+    auto& src = sim.add<ControlSource>("src", at);
+    auto& dst = sim.add<Sink>("dst");
+    auto& link = sim.add<Link>("l", BitRate::gbps(100), Time::us(1));
+    src.port(0).attach(link);
+    link.connect(dst, 0);
+    sim.run();
+    return {src, dst};
+  };
+  Simulation sim;
+  auto [src, dst] = build(sim, Time::us(1));
+  CHECK(src.sent_now);
+  REQUIRE(dst.ids == std::vector<uint64_t>{2, 1});
+  CHECK(dst.arrivals[0] == Time::us(2) + Time::ps(480));
+  CHECK(dst.arrivals[1] == Time::us(2) + Time::ps(480) + Time::ns(80));
+  CHECK(src.pulls.front() == Time::us(1) + Time::ps(480));  // none at 1 us itself
+  CHECK(src.port(0).link()->counters().control_frames == 1);
+
+  Simulation busy;
+  auto [src2, dst2] = build(busy, Time::us(1) + Time::ns(40));  // mid-frame
+  CHECK_FALSE(src2.sent_now);
+  CHECK(dst2.ids == std::vector<uint64_t>{1});
+}

@@ -282,9 +282,7 @@ TEST_CASE("credits: each grant is usable tx_delay after its own arrival", "[quic
   CHECK(c.limit(0, Time::ns(100)) == 165);  // a's own tx_delay, not b's
   CHECK(c.limit(0, Time::ps(149'999)) == 165);
   CHECK(c.limit(0, Time::ns(150)) == 230);
-  Time until;
-  c.sendable(Time::ns(120), until);
-  CHECK(until == Time::ns(150));
+  CHECK(c.next_grant(Time::ns(120)) == Time::ns(150));
   // A stale grant (smaller than one before it) changes nothing.
   PacketHandle stale = make_ib_flow_control(sim, 0, 120, 0);
   c.on_control_frame(*stale, Time::ns(160));
