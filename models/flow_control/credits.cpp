@@ -33,6 +33,7 @@ void Credits::attach(Partition& ctx, ControlSink& sink, uint32_t port, uint32_t 
   for (Lane& l : lane_)
     l.limit = l.granted = l.promised = std::min(buffer_blocks_, kIbMaxCreditWindow);
   if (!params.period.is_infinite()) ctx.schedule_in(period_, params.period);
+  emit_in_pull_ = shared_blocks_ == 0 && params.rx_delay + params.coalesce == Time::zero();
 }
 
 Time Credits::on_control_frame(const Packet& f, Time now) {

@@ -215,6 +215,20 @@ class Credits final : public LinkFlowControl {
   // The most blocks of the pool that packets held at once.
   uint64_t peak_pool_use() const { return peak_pool_use_; }
   void on_departure(uint8_t lane, uint32_t wire);
+  // on_departure() from within the holder's transmit decision (a pull) on
+  // another port: with no delay before the update (rx_delay and coalesce
+  // 0), no pool and no update pending, the flow-control packet that the
+  // update would send right after this event is sent now instead, saving
+  // the event (nothing this port's update reads changes in between).
+  void on_departure_in_pull(uint8_t lane, uint32_t wire) {
+    if (!emit_in_pull_ || update_scheduled_ || lane >= lanes()) {
+      on_departure(lane, wire);
+      return;
+    }
+    Lane& l = lane_[lane];
+    l.occupied -= ib_credits(wire);
+    if (grant(lane) > l.granted) send(lane);
+  }
   // Blocks of `lane`'s buffer in use.
   uint64_t occupied(uint8_t lane) const { return lane_[lane].occupied; }
   // Blocks received on `lane` (ABR, resynchronised to the neighbour's FCTBS).
@@ -317,6 +331,7 @@ class Credits final : public LinkFlowControl {
   uint32_t answer_ = 0;   // lanes whose revocation this port obeyed and must answer
   uint32_t waiting_ = 0;  // lanes noted waiting (wait_since finite)
   uint32_t pending_grants_ = 0;  // received grants not yet usable, all lanes
+  bool emit_in_pull_ = false;    // on_departure_in_pull may send at once
   MemberEvent<Credits, &Credits::on_update> update_;
   MemberEvent<Credits, &Credits::on_period> period_;
 };

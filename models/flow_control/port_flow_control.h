@@ -145,6 +145,16 @@ class PortFlowControl {
     }
     pfc_.on_departure(lane, xon_due);
   }
+  // As on_departure, from within a pull of another port of the holder
+  // (Credits::on_departure_in_pull).
+  template <class Due>
+  void on_departure_in_pull(uint8_t lane, uint32_t wire, Due&& xon_due) {
+    if (credits_) [[unlikely]] {
+      credits_->on_departure_in_pull(lane, wire);
+      return;
+    }
+    pfc_.on_departure(lane, xon_due);
+  }
   // A packet arrived and was taken (or discarded) at once, never held: its
   // blocks are free again; PFC has nothing to do.
   void on_passed(uint8_t lane, uint32_t wire) {

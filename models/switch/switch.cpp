@@ -509,8 +509,15 @@ PacketHandle Switch::next_packet(uint32_t port) {
     if (pt.fc.credited() && !pt.head_since.empty() && pt.queues.packets(p->priority) > 0)
       new_head(pt, p->priority, now);
   }
-  hot_.ports[in].fc.on_departure(in_prio, p->wire_bytes,
-                                 [&] { return hot_.mmu->xon_due(in, in_prio); });
+  if (hot_.credited && in != port) [[unlikely]] {
+    // Its flow-control packet may go at once (not on this port, whose
+    // frame has not started yet).
+    hot_.ports[in].fc.on_departure_in_pull(in_prio, p->wire_bytes,
+                                           [&] { return hot_.mmu->xon_due(in, in_prio); });
+  } else {
+    hot_.ports[in].fc.on_departure(in_prio, p->wire_bytes,
+                                   [&] { return hot_.mmu->xon_due(in, in_prio); });
+  }
   return p;
 }
 

@@ -258,6 +258,45 @@ TEST_CASE("credits: a packet needs its blocks and grants are absolute", "[quick]
   CHECK(c.packets_sent() == 1);
 }
 
+// A departure decided within a pull sends its flow-control packet then,
+// without the update event, when nothing could come between: no rx_delay
+// or coalesce, no pool, no update pending. Otherwise it waits for the
+// update as on_departure does (one packet for every departure meanwhile).
+TEST_CASE("credits: a departure within a pull sends its grant at once with no delays",
+          "[quick][credits]") {
+  auto departures = [](Credits::Params params, bool pending_update) {
+    Simulation sim;
+    FcRecorder& sink = sim.add<FcRecorder>();
+    sim.setup();
+    Credits c(1);
+    params.vl_buffer = Bytes(64 * 100);
+    c.attach(sim.partition(0), sink, 0, sink.id(), params);
+    c.on_arrival(0, 4122);  // 65 blocks
+    c.on_arrival(0, 4122);
+    if (pending_update) {  // an update is due already
+      c.on_arrival(0, 130);
+      c.on_departure(0, 130);
+    }
+    c.on_departure_in_pull(0, 4122);
+    const size_t at_once = sink.fccl.size();
+    c.on_departure_in_pull(0, 4122);
+    const size_t both = sink.fccl.size();
+    sim.run();
+    return std::vector<size_t>{at_once, both, sink.fccl.size(), sim.pending_events()};
+  };
+  CHECK(departures({}, false) == std::vector<size_t>{1, 2, 2, 0});
+  Credits::Params delayed;
+  delayed.rx_delay = Time::ns(40);
+  CHECK(departures(delayed, false) == std::vector<size_t>{0, 0, 1, 0});
+  Credits::Params coalesced;
+  coalesced.coalesce = Time::ns(10);
+  CHECK(departures(coalesced, false) == std::vector<size_t>{0, 0, 1, 0});
+  Credits::Params pooled;
+  pooled.shared_buffer = Bytes(64 * 100);
+  CHECK(departures(pooled, false)[0] == 0);
+  CHECK(departures({}, true) == std::vector<size_t>{0, 0, 1, 0});
+}
+
 // Defect fixed: a later flow-control packet arriving within tx_delay of an
 // earlier one used to postpone the earlier grant to its own usable time.
 TEST_CASE("credits: each grant is usable tx_delay after its own arrival", "[quick][credits]") {
