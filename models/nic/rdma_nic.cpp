@@ -327,7 +327,11 @@ void RdmaNic::note_credit_waits(PortState& ps, Time now) {
     const auto prio = static_cast<uint8_t>(__builtin_ctz(m));
     if (!ps.fc.may_send(prio, *ps.control[prio].front(), now)) waiting |= 1U << prio;
   }
-  for (uint8_t l = 0; l < ps.fc.lanes(); ++l) ps.fc.note_waiting(l, ((waiting >> l) & 1) != 0, now);
+  // Only a lane waiting now or noted waiting before can change.
+  for (uint32_t m = waiting | ps.fc.waiting_mask(); m != 0; m &= m - 1) {
+    const auto l = static_cast<uint8_t>(__builtin_ctz(m));
+    ps.fc.note_waiting(l, ((waiting >> l) & 1) != 0, now);
+  }
 }
 
 Time RdmaNic::next_pull(uint32_t port_index, Time frame_end) const {
