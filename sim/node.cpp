@@ -1,6 +1,7 @@
 #include "sim/node.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "sim/link.h"
 
@@ -24,6 +25,9 @@ void Port::wake_at(Time t) {
 }
 
 bool Port::send_now(PacketHandle& f) {
+#ifndef NDEBUG
+  assert(!pulling_ && "send_now from within this port's own pull");
+#endif
   if (link_ == nullptr || owner_.ctx().now() < busy_until_) return false;
   busy_until_ = link_->transmit(std::move(f));
   if (tx_done_.scheduled() && tx_done_.when() < busy_until_)
@@ -32,7 +36,13 @@ bool Port::send_now(PacketHandle& f) {
 }
 
 void Port::on_tx_done() {
+#ifndef NDEBUG
+  pulling_ = true;
   PacketHandle p = owner_.next_packet(index_);
+  pulling_ = false;
+#else
+  PacketHandle p = owner_.next_packet(index_);
+#endif
   if (!p) return;  // idle until the next wake()
   busy_until_ = link_->transmit(std::move(p));
   const Time next = owner_.next_pull(index_, busy_until_);

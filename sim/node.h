@@ -25,7 +25,8 @@
 //  5. Node::receive gets each packet once its last bit has arrived.
 //  6. A link-level control frame that would go ahead of everything may be
 //     sent at once on an idle port (send_now), saving the pull that would
-//     only have taken it first.
+//     only have taken it first; never from within that port's own pull
+//     (its next_packet(), whose frame has not started yet; asserted).
 #pragma once
 
 #include <cstdint>
@@ -77,6 +78,9 @@ class alignas(64) Port {
 
   Link* link_ = nullptr;
   Time busy_until_;  // when the frame being serialized ends
+#ifndef NDEBUG
+  bool pulling_ = false;  // within next_packet() (contract 6)
+#endif
   Node& owner_;
   uint32_t index_;
   MemberEvent<Port, &Port::on_tx_done> tx_done_;

@@ -59,6 +59,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
@@ -226,6 +227,7 @@ class Credits final : public LinkFlowControl {
       return;
     }
     Lane& l = lane_[lane];
+    assert(l.occupied >= ib_credits(wire));
     l.occupied -= ib_credits(wire);
     if (grant(lane) > l.granted) send(lane);
   }
