@@ -193,6 +193,8 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
                        {"flow_control_packet_hops", r.control_frame_hops},
                        {"flow_control_packets_per_data_packet", fc_per_data},
                        {"head_of_queue_discards", r.hoq_discards},
+                       {"shared_pool_revocations", r.ib_shared_pool_revocations},
+                       {"shared_pool_peak_bytes", r.ib_shared_pool_peak_bytes},
                        {"port_xmit_wait", std::move(waits)}};
   }
   j["ecn_marked"] = r.ecn_marked;

@@ -234,6 +234,11 @@ struct RunResult {
   // Flow-control packets every credited port (switches' and NICs') sent, per VL.
   std::vector<uint64_t> ib_fc_packets_by_vl;
   uint64_t hoq_discards = 0;
+  // Shared VL buffers (Credits, shared_buffer): lowered grants sent to take
+  // back an idle VL's pool claim, on every credited port; and the most of
+  // one port's pool that packets held at once, in bytes (64 per block).
+  uint64_t ib_shared_pool_revocations = 0;
+  int64_t ib_shared_pool_peak_bytes = 0;
   // PortXmitWait per port and VL (Credits::xmit_wait) of every credited
   // port of switches and NICs whose VL waited at all, in node, port, VL order.
   struct XmitWait {

@@ -500,7 +500,8 @@ void collect_nics(RunResult& r, const Fabric& fabric) {
   }
 }
 
-// Collection: PortXmitWait of every credited port that waited (credits only).
+// Collection: PortXmitWait of every credited port that waited, and the
+// ports' flow-control packets and shared-pool use (credits only).
 void collect_xmit_wait(RunResult& r, const Scenario& sc, const Fabric& fabric) {
   for (uint32_t node = 0; node < fabric.nodes.size(); ++node) {
     const Switch* s = fabric.switch_of_node[node];
@@ -511,7 +512,11 @@ void collect_xmit_wait(RunResult& r, const Scenario& sc, const Fabric& fabric) {
       const PortFlowControl& fc = s != nullptr ? s->flow_control(p) : nic->flow_control(p);
       if (!fc.credited()) continue;
       if (r.ib_fc_packets_by_vl.empty()) r.ib_fc_packets_by_vl.assign(sc.fabric.op_vls, 0);
+      r.ib_shared_pool_peak_bytes =
+          std::max(r.ib_shared_pool_peak_bytes,
+                   static_cast<int64_t>(fc.credits()->peak_pool_use() * kIbCreditBlockBytes));
       for (uint8_t l = 0; l < fc.lanes(); ++l) {
+        r.ib_shared_pool_revocations += fc.credits()->revocations(l);
         const Time w = fc.xmit_wait(l, r.sim_time);
         if (w > Time::zero()) r.ib_xmit_wait.push_back({node, p, l, w});
         if (l < r.ib_fc_packets_by_vl.size())

@@ -9,7 +9,11 @@
 // overfills ports 17 times here.) Expected from the flow-control rule alone (IBA
 // §7.9: a sender spends only credits it was granted): no arrival ever
 // finds a port's buffer full, no packet is dropped, every flow completes.
+#include <nlohmann/json.hpp>
+
+#include "sim/output/summary.h"
 #include "test/support/catch_units.h"
+#include "test/support/run_helpers.h"
 #include "test/support/scenario_sim.h"
 
 #include <algorithm>
@@ -56,4 +60,10 @@ TEST_CASE("Shared VL buffers on a fat-tree: revoked and re-granted claims never 
   // (24 KiB is 384 blocks), and claims were revoked.
   CHECK(pool_used > 0);
   CHECK(revocations > 0);
+  // The summary reports them: the same run through the runner.
+  const Ran ran = run_text(json);
+  REQUIRE(ran.result.status == RunStatus::kComplete);
+  const auto j = nlohmann::json::parse(summary_json(ran.scenario, ran.result))["infiniband"];
+  CHECK(j["shared_pool_revocations"] == revocations);
+  CHECK(j["shared_pool_peak_bytes"] == pool_used * 64);
 }
