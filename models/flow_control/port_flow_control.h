@@ -136,21 +136,17 @@ class PortFlowControl {
     }
     pfc_.on_arrival(lane, xoff_due);
   }
-  // It left the buffer; PFC asks `xon_due()`.
-  template <class Due>
-  void on_departure(uint8_t lane, uint32_t wire, Due&& xon_due) {
-    if (credits_) [[unlikely]] {
-      credits_->on_departure(lane, wire);
-      return;
-    }
-    pfc_.on_departure(lane, xon_due);
-  }
-  // As on_departure, from within a pull of another port of the holder
+  // It left the buffer; PFC asks `xon_due()`. `in_pull`: it left in a pull
+  // of another port of the holder, so credits may send the grant at once
   // (Credits::on_departure_in_pull).
   template <class Due>
-  void on_departure_in_pull(uint8_t lane, uint32_t wire, Due&& xon_due) {
+  void on_departure(uint8_t lane, uint32_t wire, Due&& xon_due, bool in_pull = false) {
     if (credits_) [[unlikely]] {
-      credits_->on_departure_in_pull(lane, wire);
+      if (in_pull) {
+        credits_->on_departure_in_pull(lane, wire);
+      } else {
+        credits_->on_departure(lane, wire);
+      }
       return;
     }
     pfc_.on_departure(lane, xon_due);

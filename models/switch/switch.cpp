@@ -509,15 +509,10 @@ PacketHandle Switch::next_packet(uint32_t port) {
     if (pt.fc.credited() && !pt.head_since.empty() && pt.queues.packets(p->priority) > 0)
       new_head(pt, p->priority, now);
   }
-  if (hot_.credited && in != port) [[unlikely]] {
-    // Its flow-control packet may go at once (not on this port, whose
-    // frame has not started yet).
-    hot_.ports[in].fc.on_departure_in_pull(in_prio, p->wire_bytes,
-                                           [&] { return hot_.mmu->xon_due(in, in_prio); });
-  } else {
-    hot_.ports[in].fc.on_departure(in_prio, p->wire_bytes,
-                                   [&] { return hot_.mmu->xon_due(in, in_prio); });
-  }
+  // With credits its flow-control packet may go at once, but not on this
+  // port, whose frame has not started yet.
+  hot_.ports[in].fc.on_departure(
+      in_prio, p->wire_bytes, [&] { return hot_.mmu->xon_due(in, in_prio); }, in != port);
   return p;
 }
 
