@@ -6,9 +6,11 @@
 // ECT(1)) are marked; a mark sets the IP ECN field to CE (RFC 3168 §5).
 //
 // Contract:
-//  1. The switch installs it as its first egress hook when
-//     fabric.switch.ecn is enabled, for the queues of `ecn.priorities`, at
-//     the point `ecn.mark` names (enqueue or dequeue).
+//  1. The switch owns one when fabric.switch.ecn is enabled and calls it
+//     directly (not through the egress hooks' table and virtual call: it
+//     runs on every packet of a marking fabric) at the point `ecn.mark`
+//     names (enqueue or dequeue), before any egress hook; it marks only the
+//     queues of `ecn.priorities`.
 //  2. It draws from the switch's own stream, which per-packet spraying shares:
 //     one uniform draw per ECT packet with kmin < q <= kmax, in the order the
 //     switch sees them, and none otherwise.
@@ -21,8 +23,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/switch/egress_hook.h"
+#include "models/switch/mmu.h"
 #include "models/switch/switch_config.h"
+#include "sim/packet.h"
 #include "sim/probe.h"
 #include "sim/rng.h"
 #include "sim/units.h"
@@ -36,14 +39,13 @@ struct RedThresholds {
   double pmax;
 };
 
-class EcnMarker final : public EgressHook {
+class EcnMarker {
  public:
   // `probe` reports every decision on an ECN-capable packet: (q, marked).
   EcnMarker(const SwitchConfig& cfg, RngStream& rng, const Probe<int64_t, bool>& probe)
-      : EgressHook(cfg.ecn_point == EcnPoint::kEnqueue ? kAtEnqueue : kAtDequeue),
-        cfg_(cfg.ecn),
-        rng_(rng),
-        probe_(probe) {}
+      : priorities_(cfg.ecn_mask), cfg_(cfg.ecn), rng_(rng), probe_(probe) {}
+  EcnMarker(const EcnMarker&) = delete;
+  EcnMarker& operator=(const EcnMarker&) = delete;
 
   // The thresholds of a port with this link rate.
   static RedThresholds red_for(const EcnConfig& ecn, BitRate rate) {
@@ -60,8 +62,18 @@ class EcnMarker final : public EgressHook {
     marked_.assign(rates.size() * kEthernetPriorities, 0);
   }
 
-  void on_enqueue(const EgressView& q, Packet& p) override { mark(q, p); }
-  void on_dequeue(const EgressView& q, Packet& p) override { mark(q, p); }
+  // Packet `p`, bound for egress queue (port, p.priority) of the switch
+  // whose buffer `mmu` counts, at the marking point: marks it or not.
+  // Inline up to the common outcome (a queue at or below kmin, nobody
+  // listening); the rest is out of line.
+  void mark(const Mmu& mmu, uint32_t port, Packet& p) {
+    if (((priorities_ >> p.priority) & 1) == 0) return;
+    if (p.ecn != 1 && p.ecn != 2) return;  // not ECN-capable (or already CE)
+    // The queue as the MMU counts it, this packet's own charge excluded.
+    const int64_t q = mmu.egress_bytes(port, p.priority) - p.accounted;
+    if (q <= red_[port].kmin && !probe_.attached()) return;
+    decide(port, p, q);
+  }
 
   const RedThresholds& thresholds(uint32_t port) const { return red_[port]; }
   // Packets marked, in all and per egress queue.
@@ -71,14 +83,12 @@ class EcnMarker final : public EgressHook {
   }
 
  private:
-  void mark(const EgressView& v, Packet& p) {
-    if (p.ecn != 1 && p.ecn != 2) return;  // not ECN-capable (or already CE)
-    const int64_t q = v.queue_bytes();
-    const bool m = red(red_[v.port()], q);
+  [[gnu::noinline]] void decide(uint32_t port, Packet& p, int64_t q) {
+    const bool m = red(red_[port], q);
     probe_.emit(q, m);
     if (m) {
       p.ecn = 3;
-      ++marked_[size_t{v.port()} * kEthernetPriorities + v.priority()];
+      ++marked_[size_t{port} * kEthernetPriorities + p.priority];
       ++total_;
     }
   }
@@ -90,11 +100,12 @@ class EcnMarker final : public EgressHook {
     return rng_.uniform01() < prob;
   }
 
+  uint8_t priorities_;              // bit p: priority p's queues mark
+  std::vector<RedThresholds> red_;  // per port
   const EcnConfig& cfg_;
   RngStream& rng_;
   const Probe<int64_t, bool>& probe_;
-  std::vector<RedThresholds> red_;  // per port
-  std::vector<uint64_t> marked_;    // per (port, priority)
+  std::vector<uint64_t> marked_;  // per (port, priority)
   uint64_t total_ = 0;
 };
 

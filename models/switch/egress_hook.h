@@ -1,8 +1,8 @@
 // EgressHook: an algorithm that reads a switch's egress queue and annotates
-// or marks the packets passing through it: RED/ECN marking (the switch's
-// own, models/switch/ecn_marker.h), an INT record per hop (HPCC, Li et al.
-// SIGCOMM 2019, §4.1), FECN (InfiniBand congestion control, IBTA vol. 1
-// annex A10).
+// or marks the packets passing through it: an INT record per hop (HPCC, Li
+// et al. SIGCOMM 2019, §4.1), FECN (InfiniBand congestion control, IBTA
+// vol. 1 annex A10), a queue average. (The switch's own RED/ECN marking,
+// models/switch/ecn_marker.h, is called directly, not as a hook.)
 //
 // Contract:
 //  1. A hook is registered on a switch before setup() for a set of ports and
@@ -13,9 +13,9 @@
 //     about to start transmission; its buffer is not yet released). PFC
 //     frames are not queued and pass no hook; packets the PFC watchdog drops
 //     from a queue pass no on_dequeue.
-//  2. At each point the hooks of a queue run in registration order. A switch
-//     with ECN enabled registers its marker in its constructor, so it runs
-//     first.
+//  2. At each point the hooks of a queue run in registration order, after
+//     the switch's ECN marker (if enabled), so a hook sees the ECN field as
+//     marked.
 //  3. A hook runs in the switch's event, in its partition: it may change the
 //     packet's fields and its extension area (EgressView::ext), and its own
 //     state; it touches no other node. One hook object may serve several
@@ -23,9 +23,10 @@
 //  4. The view is valid during the call only. What it reports excludes the
 //     packet itself (see each accessor), and is computed when asked for, so
 //     a hook pays only for what it reads.
-//  5. Cost: a switch with no hooks pays one predictable branch per point; with
-//     hooks, one index into a per-(port, priority) table and a virtual call
-//     per hook and packet; nothing allocates.
+//  5. Cost: a switch with no hooks pays one predictable branch per point
+//     (shared with its ECN marker's); with hooks, one index into a
+//     per-(port, priority) table and a virtual call per hook and packet;
+//     nothing allocates.
 #pragma once
 
 #include <cstddef>

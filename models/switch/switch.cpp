@@ -20,11 +20,7 @@ Switch::Switch(Simulation& sim, std::string name, const SwitchConfig& cfg, uint8
       hoq_timer_(this, EventClass::kTimer, id()) {
   hot_.ecmp_seed = ecmp_seed(sim.seed(), this->name(), cfg);
   hot_.cfg = &cfg_;
-  // The first hook, so it marks before any later hook reads the ECN field.
-  if (cfg.ecn.enabled) {
-    ecn_ = std::make_unique<EcnMarker>(cfg_, rng_, ecn_probe);
-    add_egress_hook(*ecn_, cfg.ecn_mask);
-  }
+  if (cfg.ecn.enabled) ecn_ = std::make_unique<EcnMarker>(cfg_, rng_, ecn_probe);
 }
 
 void Switch::use_credits(uint32_t port, const Credits::Params& params, Time hoq_lifetime,
@@ -142,6 +138,10 @@ Bytes Switch::worst_case_headroom_for(uint32_t port) const {
 
 template <uint8_t kPoint>
 void Switch::run_hooks(Packet& p, uint32_t port) {
+  if ((hot_.hooks & kEcnAt(kPoint)) != 0) {
+    ecn_->mark(*hot_.mmu, port, p);
+    if ((hot_.hooks & kPoint) == 0) return;
+  }
   constexpr size_t kAt = kPoint == EgressHook::kAtDequeue;
   // Every port with the same hooks per priority (ECN on all of them): port
   // 0's ranges, shared by the switch's ports, not a per-queue entry (a line
@@ -258,6 +258,12 @@ void Switch::setup() {
           hot_.uniform_hooks &= static_cast<uint8_t>(~point);
       }
     }
+  }
+  // The switch's own marker, called before the hooks, so it marks before
+  // any hook reads the ECN field.
+  if (ecn_) {
+    hot_.hooks |= kEcnAt(hcfg().ecn_point == EcnPoint::kEnqueue ? EgressHook::kAtEnqueue
+                                                                : EgressHook::kAtDequeue);
   }
 }
 
@@ -434,7 +440,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
 void Switch::forward(PacketHandle p) {
   const uint32_t out = p->egress_port;
   const uint8_t prio = p->priority;
-  if ((hot_.hooks & EgressHook::kAtEnqueue) != 0) [[unlikely]]
+  if ((hot_.hooks & (EgressHook::kAtEnqueue | kEcnAt(EgressHook::kAtEnqueue))) != 0) [[unlikely]]
     run_hooks<EgressHook::kAtEnqueue>(*p, out);
   Port& pt = hot_.ports[out];
   pt.queues.push(prio, std::move(p));
@@ -496,7 +502,7 @@ PacketHandle Switch::next_packet(uint32_t port) {
     wake_on_pause_change(port, now);
     return p;
   }
-  if ((hot_.hooks & EgressHook::kAtDequeue) != 0) [[unlikely]]
+  if ((hot_.hooks & (EgressHook::kAtDequeue | kEcnAt(EgressHook::kAtDequeue))) != 0) [[unlikely]]
     run_hooks<EgressHook::kAtDequeue>(*p, port);
   // Sent although paused: the watchdog forwards a stormed queue.
   if (hot_.watchdog_forward && pt.fc.paused(p->priority, now)) [[unlikely]]

@@ -10,13 +10,13 @@
 //     (ForwardingTable; ECMP mode), possibly moved to another egress priority
 //     by a rewrite rule, and admitted by the MMU or dropped with a reason.
 //     Crossing a PFC threshold sends a pause out of the ingress port.
-//  3. After the pipeline latency it passes the egress hooks' on_enqueue
-//     (egress_hook.h; ECN marking is one, ecn_marker.h) and is queued at its
-//     egress port and priority.
+//  3. After the pipeline latency it passes the ECN marker (ecn_marker.h, if
+//     marking at enqueue) and the egress hooks' on_enqueue (egress_hook.h)
+//     and is queued at its egress port and priority.
 //  4. The egress port's transmitter pulls: PFC frames first, then the
-//     scheduler's pick among unpaused priorities, which passes the hooks'
-//     on_dequeue. Leaving releases the packet's buffer, which may send a
-//     resume out of its ingress port.
+//     scheduler's pick among unpaused priorities, which passes the ECN
+//     marker (if marking at dequeue) and the hooks' on_dequeue. Leaving releases the packet's
+//     buffer, which may send a resume out of its ingress port.
 //
 // Contract: components see the switch only through its ports; the observers
 // (samplers, the deadlock detector) read its state through the const
@@ -234,8 +234,8 @@ class Switch : public Node, private ControlSink {
   void emit_link_control(uint32_t port, PacketHandle frame) override;
   void on_watchdog();
   uint8_t classify(const Packet& p) const;
-  // Runs the hooks of p's queue at port `port` at `kPoint` (an
-  // EgressHook::Points bit).
+  // Runs the ECN marker and then the hooks of p's queue at port `port` at
+  // `kPoint` (an EgressHook::Points bit).
   template <uint8_t kPoint>
   void run_hooks(Packet& p, uint32_t port);
   int64_t route(const Packet& p, uint32_t in_port);
@@ -300,8 +300,8 @@ class Switch : public Node, private ControlSink {
     // The configuration, read per packet (classification, ECMP, watchdog,
     // pipeline): its pointer here saves the object's next line per hop.
     const SwitchConfig* cfg = nullptr;
-    bool rewrites = false;          // any priority rewrite rule
-    uint8_t hooks = 0;              // EgressHook::Points with a hook on some queue
+    bool rewrites = false;  // any priority rewrite rule
+    uint8_t hooks = 0;  // EgressHook::Points with a hook on some queue; kEcnAt(point): the marker
     uint8_t uniform_hooks = 0;      // Points whose hooks per priority are the same on every port
     bool watchdog_forward = false;  // the watchdog's action is forward: mark what it sends
     bool ib = false;                // InfiniBand: lanes are VLs, chosen by SL (ib_qos_)
@@ -310,6 +310,8 @@ class Switch : public Node, private ControlSink {
     bool credited = false;
   };
   static_assert(sizeof(Hot) == 64);
+  // Hot::hooks' bit for the switch's own ECN marker at an EgressHook point.
+  static constexpr uint8_t kEcnAt(uint8_t point) { return static_cast<uint8_t>(point << 2); }
   const SwitchConfig& hcfg() const { return *hot_.cfg; }
   Hot hot_;
   const SwitchConfig& cfg_;
