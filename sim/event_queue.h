@@ -61,6 +61,23 @@ class EventQueue {
   uint64_t top_class_tag() const { return top().class_tag; }
 
   void push(Event& e, Time t);
+  // push() in two halves, for an event that will most likely be the next
+  // to run (Partition's deferred event): reserve() makes it scheduled (its
+  // time and sequence number, counted) without placing it; insert_reserved()
+  // places it, or take_reserved() takes it as pop() would. unreserve() is
+  // erase() for it.
+  void reserve(Event& e, Time t) {
+    assert(!e.scheduled());
+    e.when_ = t;
+    e.live_seq_ = ++next_seq_;
+    ++count_;
+  }
+  void insert_reserved(Event& e) { insert(e); }
+  void take_reserved(Event& e) {
+    --count_;
+    e.live_seq_ = 0;
+  }
+  void unreserve(Event& e) { take_reserved(e); }
   // Removes and returns the earliest live event. Call ready() first.
   Event* pop() {
     assert(top().live());

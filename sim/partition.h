@@ -64,16 +64,17 @@ class Partition {
   void schedule_in(Event& e, Time delay) { schedule(e, now_ + delay); }
   void reschedule(Event& e, Time t) {
     assert(t >= now_ && "event rescheduled into the past (invariant event_in_past)");
-    if (e.scheduled()) {
-      queue_.erase(e);
-      if (e.event_class() < EventClass::kSample) --model_pending_;
-    }
-    queue_.push(e, t);
-    if (e.event_class() < EventClass::kSample) ++model_pending_;
+    cancel(e);
+    push(e, t);
   }
   void cancel(Event& e) {
     if (e.scheduled()) {
-      queue_.erase(e);
+      if (&e == deferred_) [[unlikely]] {
+        deferred_ = nullptr;
+        queue_.unreserve(e);
+      } else {
+        queue_.erase(e);
+      }
       if (e.event_class() < EventClass::kSample) --model_pending_;
     }
   }
@@ -99,7 +100,20 @@ class Partition {
   friend struct PartitionTestAccess;  // tests: schedule past the assertion
 
   void push(Event& e, Time t) {
+    // One comparison more than the queue's own push for an event later than
+    // now (most: deliveries, frame ends, timers), which stays inline.
+    if (t == now_ && deferred_ == nullptr) [[unlikely]] {
+      defer(e, t);
+      return;
+    }
     queue_.push(e, t);
+    if (e.event_class() < EventClass::kSample) ++model_pending_;
+  }
+  // Probably the next event: kept aside until the handler returns
+  // (run_deferred).
+  [[gnu::noinline]] void defer(Event& e, Time t) {
+    queue_.reserve(e, t);
+    deferred_ = &e;
     if (e.event_class() < EventClass::kSample) ++model_pending_;
   }
 
@@ -166,12 +180,49 @@ class Partition {
         scheduled_in_past(*e, t);
     }
     if (e->cls_ < EventClass::kSample) --model_pending_;
+    run(*e, t);
+  }
+  void run(Event& e, Time t) {
     now_ = t;
-    now_class_tag_ = e->class_tag();
+    now_class_tag_ = e.class_tag();
     ++events_;
     fingerprint_ = mix64(fingerprint_ ^ static_cast<uint64_t>(t.in_ps())) ^ now_class_tag_;
-    e->handler_(*e);
+    e.handler_(e);
   }
+  // The sequential loop's deferred event (docs/architecture.md, "The event
+  // loop"): while the sequential loop runs a handler, the first event it
+  // schedules at the current time is reserved, not placed. After the
+  // handler, run_deferred() runs that event at once if it precedes
+  // everything queued (as it usually does: the pull of an idle port that
+  // the arrival just handled woke), exactly as if popped: same order,
+  // fingerprint and counts. Otherwise, or if `stop` (a stop request) is
+  // set, it places it. True if it ran the event (whose handler may have
+  // deferred another).
+  bool run_deferred(bool stop) {
+    Event& e = *deferred_;
+    deferred_ = nullptr;
+    // A queued event with an equal (time, class, tag) was scheduled earlier:
+    // its lower sequence number goes first.
+    if (stop || (queue_.ready() &&
+                 (queue_.top_time() < now_ ||
+                  (queue_.top_time() == now_ && queue_.top_class_tag() <= e.class_tag())))) {
+      queue_.insert_reserved(e);
+      return false;
+    }
+    queue_.take_reserved(e);
+    if (e.cls_ < EventClass::kSample) --model_pending_;
+    run(e, now_);
+    return true;
+  }
+  void start_deferring() { deferred_ = nullptr; }
+  // Places a deferred event (the loop is left, or a handler threw).
+  void stop_deferring() {
+    if (deferred_ != nullptr) queue_.insert_reserved(*deferred_);
+    deferred_ = not_deferring();
+  }
+  // deferred_ outside the sequential loop: an address no event has.
+  Event* not_deferring() { return reinterpret_cast<Event*>(&deferred_); }
+
   // Takes in every frame sent to this partition so far.
   void drain_all();
   // The channel to partition `to` (created by the first link that needs it).
@@ -209,6 +260,9 @@ class Partition {
   uint64_t events_ = 0;
   size_t model_pending_ = 0;
   uint64_t fingerprint_ = 0;
+  // The deferred event (run_deferred); null: none yet; not_deferring():
+  // outside the sequential loop.
+  Event* deferred_ = not_deferring();
   std::vector<std::unique_ptr<Channel>> out_;  // by receiving partition; null: none
   std::vector<Channel*> in_;                   // the channels into it
   // What the other threads read, in a cache line of its own.

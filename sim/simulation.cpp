@@ -259,13 +259,25 @@ template <bool kChecks>
 RunEnd Simulation::run_sequential_loop(Time stop_at) {
   Partition& p = *parts_[0];
   uint64_t next_progress = progress_hook_ ? p.events_ + progress_every_ : UINT64_MAX;
-  while (p.queue_.ready()) {
-    if (stop_requested_) return RunEnd::kStopped;
-    if (p.queue_.top_time() > stop_at) {
-      p.now_ = stop_at;
-      return RunEnd::kTimeLimit;
+  // An event scheduled for now by the handler that just ran, and due before
+  // anything queued, runs without passing through the queue (run_deferred);
+  // the progress hook still sees every event count, and a stop request is
+  // seen before any further event.
+  struct Deferring {
+    Partition& p;
+    explicit Deferring(Partition& part) : p(part) { p.start_deferring(); }
+    ~Deferring() { p.stop_deferring(); }
+  } deferring(p);
+  for (;;) {
+    if (p.deferred_ == nullptr || !p.run_deferred(stop_requested_)) {
+      if (!p.queue_.ready()) break;
+      if (stop_requested_) return RunEnd::kStopped;
+      if (p.queue_.top_time() > stop_at) {
+        p.now_ = stop_at;
+        return RunEnd::kTimeLimit;
+      }
+      p.dispatch_one<kChecks>();
     }
-    p.dispatch_one<kChecks>();
     if (p.events_ >= next_progress) {
       progress_hook_(*this);
       next_progress = p.events_ + progress_every_;

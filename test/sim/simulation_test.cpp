@@ -1,5 +1,8 @@
 #include "test/support/catch_units.h"
 
+#include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "sim/simulation.h"
@@ -200,4 +203,163 @@ TEST_CASE("checks are on by default exactly in Debug builds, and set before setu
   CHECK(sim.checks());
   sim.setup();
   CHECK_THROWS_AS(sim.set_checks(false), std::logic_error);
+}
+
+namespace {
+// Events of chosen classes whose handlers log and then run a script step:
+// the deferred event of the sequential loop (an event a handler schedules
+// for now) against the order of contract 3 of sim/event.h.
+class Actor : public Component {
+ public:
+  using Step = std::function<void(Actor&)>;
+  Actor(Simulation& sim, std::string name, std::vector<std::string>* log)
+      : Component(sim, std::move(name)), log_(log) {}
+  // Event i (of class `cls`), whose handler logs "name.i" and runs `step`.
+  size_t add(EventClass cls, Step step = {}) {
+    events_.push_back(std::make_unique<Ev>(this, cls, events_.size(), std::move(step)));
+    return events_.size() - 1;
+  }
+  Event& ev(size_t i) { return *events_[i]; }
+
+ private:
+  struct Ev final : Event {
+    Ev(Actor* a, EventClass cls, size_t i, Step s)
+        : Event(cls, a->id(), &Ev::thunk), actor(a), index(i), step(std::move(s)) {}
+    static void thunk(Event& e) {
+      Ev& x = static_cast<Ev&>(e);
+      x.actor->log_->push_back(x.actor->name() + "." + std::to_string(x.index) + "@" +
+                               to_string(x.actor->sim().now()));
+      if (x.step) x.step(*x.actor);
+    }
+    Actor* actor;
+    size_t index;
+    Step step;
+  };
+  std::vector<std::string>* log_;
+  std::vector<std::unique_ptr<Ev>> events_;
+};
+using Log = std::vector<std::string>;
+}  // namespace
+
+TEST_CASE("an event scheduled for the current time runs in the total order",
+          "[quick][simulation]") {
+  Log log;
+  Simulation sim;
+  Actor& a = sim.add<Actor>("a", &log);  // the smaller tag
+  Actor& b = sim.add<Actor>("b", &log);
+  sim.setup();
+  const Time t = Time::ns(10);
+  SECTION(
+      "the first event scheduled for now is a transmit; a delivery scheduled after it goes first") {
+    const size_t pull = a.add(EventClass::kTransmit);
+    const size_t deliv = b.add(EventClass::kDelivery);
+    const size_t timer = a.add(EventClass::kTimer, [&](Actor&) {
+      sim.schedule(a.ev(pull), sim.now());
+      sim.schedule(b.ev(deliv), sim.now());
+    });
+    sim.schedule(a.ev(timer), t);
+    CHECK(sim.run() == RunEnd::kIdle);
+    CHECK(log == Log{"a.1@10ns", "b.0@10ns", "a.0@10ns"});
+  }
+  SECTION("a delivery scheduled first runs at once, before the transmit scheduled after it") {
+    const size_t pull = a.add(EventClass::kTransmit);
+    const size_t deliv = b.add(EventClass::kDelivery);
+    const size_t timer = a.add(EventClass::kTimer, [&](Actor&) {
+      sim.schedule(b.ev(deliv), sim.now());
+      sim.schedule(a.ev(pull), sim.now());
+    });
+    sim.schedule(a.ev(timer), t);
+    CHECK(sim.run() == RunEnd::kIdle);
+    CHECK(log == Log{"a.1@10ns", "b.0@10ns", "a.0@10ns"});
+    CHECK(sim.events_dispatched() == 3);
+  }
+  SECTION("an event queued earlier for now with an equal key runs before the one scheduled now") {
+    const size_t first = a.add(EventClass::kTransmit);   // queued before the run
+    const size_t second = a.add(EventClass::kTransmit);  // scheduled for now by the timer
+    const size_t timer =
+        b.add(EventClass::kDelivery, [&](Actor&) { sim.schedule(a.ev(second), sim.now()); });
+    sim.schedule(b.ev(timer), t);
+    sim.schedule(a.ev(first), t);
+    CHECK(sim.run() == RunEnd::kIdle);
+    CHECK(log == Log{"b.0@10ns", "a.0@10ns", "a.1@10ns"});
+  }
+  SECTION("an event queued for now by another component with a smaller tag goes first") {
+    const size_t queued = a.add(EventClass::kTransmit);
+    const size_t now_b = b.add(EventClass::kTransmit);
+    const size_t timer =
+        b.add(EventClass::kTimer, [&](Actor&) { sim.schedule(b.ev(now_b), sim.now()); });
+    sim.schedule(b.ev(timer), t);
+    sim.schedule(a.ev(queued), t);
+    CHECK(sim.run() == RunEnd::kIdle);
+    CHECK(log == Log{"b.1@10ns", "a.0@10ns", "b.0@10ns"});
+  }
+  SECTION("a chain of events each scheduled for now by the one before") {
+    size_t next = 0;
+    next = a.add(EventClass::kTransmit, [&](Actor&) {
+      if (log.size() < 4) sim.schedule(a.ev(next), sim.now());
+    });
+    const size_t later = b.add(EventClass::kDelivery);
+    sim.schedule(a.ev(next), t);
+    sim.schedule(b.ev(later), t + Time::ps(1));
+    CHECK(sim.run() == RunEnd::kIdle);
+    CHECK(log == Log{"a.0@10ns", "a.0@10ns", "a.0@10ns", "a.0@10ns", "b.0@10001ps"});
+  }
+  SECTION("an event scheduled for now and cancelled, or moved later, in the same handler") {
+    const size_t cancelled = a.add(EventClass::kTransmit);
+    const size_t moved = a.add(EventClass::kTransmit);
+    const size_t timer = b.add(EventClass::kTimer, [&](Actor&) {
+      sim.schedule(a.ev(cancelled), sim.now());
+      sim.cancel(a.ev(cancelled));
+      CHECK_FALSE(a.ev(cancelled).scheduled());
+      sim.schedule(a.ev(moved), sim.now());
+      CHECK(a.ev(moved).scheduled());
+      CHECK(a.ev(moved).when() == sim.now());
+      sim.reschedule(a.ev(moved), sim.now() + Time::ns(5));
+    });
+    sim.schedule(b.ev(timer), t);
+    CHECK(sim.pending_events() == 1);
+    CHECK(sim.run() == RunEnd::kIdle);
+    CHECK(log == Log{"b.0@10ns", "a.1@15ns"});
+    CHECK(sim.pending_events() == 0);
+  }
+  SECTION("a stop requested by the handler leaves the event for the next run") {
+    const size_t pull = a.add(EventClass::kTransmit);
+    const size_t timer = b.add(EventClass::kTimer, [&](Actor&) {
+      sim.schedule(a.ev(pull), sim.now());
+      sim.request_stop();
+    });
+    sim.schedule(b.ev(timer), t);
+    CHECK(sim.run() == RunEnd::kStopped);
+    CHECK(log == Log{"b.0@10ns"});
+    CHECK(sim.pending_events() == 1);
+    CHECK(sim.run() == RunEnd::kIdle);
+    CHECK(log == Log{"b.0@10ns", "a.0@10ns"});
+  }
+}
+
+TEST_CASE("the progress hook sees every event count, events scheduled for now included",
+          "[quick][simulation]") {
+  Log log;
+  Simulation sim;
+  Actor& a = sim.add<Actor>("a", &log);
+  sim.setup();
+  size_t step = 0;
+  step = a.add(EventClass::kTransmit, [&](Actor&) {
+    if (log.size() < 6) sim.schedule(a.ev(step), sim.now());
+  });
+  std::vector<uint64_t> seen;
+  sim.set_progress_hook(
+      [&](const Simulation& s) {
+        seen.push_back(s.events_dispatched());
+        if (s.events_dispatched() == 3) sim.request_stop();
+      },
+      1);
+  sim.schedule(a.ev(step), Time::ns(1));
+  // Stopped after exactly the third event, as --max-events needs.
+  CHECK(sim.run() == RunEnd::kStopped);
+  CHECK(seen == std::vector<uint64_t>{1, 2, 3});
+  CHECK(log.size() == 3);
+  CHECK(sim.run() == RunEnd::kIdle);
+  CHECK(log.size() == 6);
+  CHECK(seen == std::vector<uint64_t>{1, 2, 3, 4, 5, 6});
 }
