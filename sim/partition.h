@@ -215,13 +215,24 @@ class Partition {
     return true;
   }
   void start_deferring() { deferred_ = nullptr; }
+  // Places the deferred event, if any, deferring on.
+  void place_deferred() {
+    if (deferred_ != nullptr && deferred_ != not_deferring()) {
+      queue_.insert_reserved(*deferred_);
+      deferred_ = nullptr;
+    }
+  }
   // Places a deferred event (the loop is left, or a handler threw).
   void stop_deferring() {
-    if (deferred_ != nullptr) queue_.insert_reserved(*deferred_);
+    place_deferred();
     deferred_ = not_deferring();
   }
+  // The deferred event, reserved and not yet placed; null if none.
+  const Event* deferred_event() const {
+    return deferred_ != nullptr && deferred_ != not_deferring() ? deferred_ : nullptr;
+  }
   // deferred_ outside the sequential loop: an address no event has.
-  Event* not_deferring() { return reinterpret_cast<Event*>(&deferred_); }
+  Event* not_deferring() const { return reinterpret_cast<Event*>(const_cast<Event**>(&deferred_)); }
 
   // Takes in every frame sent to this partition so far.
   void drain_all();

@@ -227,6 +227,8 @@ Time Simulation::next_event_time() {
     // ready() may move the queue's cursor on; an event scheduled earlier
     // afterwards is still placed first (EventQueue::insert).
     if (p->queue_.ready()) t = std::min(t, p->queue_.top_time());
+    // An event the running handler scheduled for now (run_deferred).
+    if (const Event* d = p->deferred_event()) t = std::min(t, d->when());
   }
   if (own_control_ && own_control_->queue_.ready()) {
     t = std::min(t, own_control_->queue_.top_time());
@@ -279,6 +281,9 @@ RunEnd Simulation::run_sequential_loop(Time stop_at) {
       p.dispatch_one<kChecks>();
     }
     if (p.events_ >= next_progress) {
+      // The hook may look at what is pending (next_event_time, a flush of
+      // the time series): it sees the deferred event in the queue.
+      p.place_deferred();
       progress_hook_(*this);
       next_progress = p.events_ + progress_every_;
     }

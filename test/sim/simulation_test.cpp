@@ -363,3 +363,82 @@ TEST_CASE("the progress hook sees every event count, events scheduled for now in
   CHECK(log.size() == 6);
   CHECK(seen == std::vector<uint64_t>{1, 2, 3, 4, 5, 6});
 }
+
+TEST_CASE("between a handler and the event it scheduled for now, the hook sees it pending",
+          "[quick][simulation]") {
+  Log log;
+  Simulation sim;
+  Actor& a = sim.add<Actor>("a", &log);
+  sim.setup();
+  const size_t pull = a.add(EventClass::kTransmit);
+  const size_t timer =
+      a.add(EventClass::kTimer, [&](Actor&) { sim.schedule(a.ev(pull), sim.now()); });
+  std::vector<std::string> seen;
+  sim.set_progress_hook(
+      [&](const Simulation& s) {
+        seen.push_back(std::to_string(s.events_dispatched()) + ":" +
+                       to_string(sim.next_event_time()) + "/" + std::to_string(s.pending_events()) +
+                       "/" + std::to_string(s.model_events_pending()));
+      },
+      1);
+  sim.schedule(a.ev(timer), Time::ns(3));
+  CHECK(sim.run() == RunEnd::kIdle);
+  CHECK(log == Log{"a.1@3ns", "a.0@3ns"});
+  // After the timer: the pull, due now, is pending; after the pull, nothing.
+  CHECK(seen == std::vector<std::string>{"1:3ns/1/1", "2:inf/0/0"});
+}
+
+namespace {
+// A random mix of events, each of which schedules up to two more, for now
+// or a little later, of random classes, and sometimes cancels or moves one:
+// the run's log and fingerprint.
+std::pair<Log, uint64_t> random_run(uint64_t seed, bool hook_every_event) {
+  Log log;
+  Simulation sim(seed);
+  RngStream rng(seed, "events");
+  std::vector<Actor*> actors;
+  for (int i = 0; i < 4; ++i) actors.push_back(&sim.add<Actor>("n" + std::to_string(i), &log));
+  sim.setup();
+  constexpr EventClass kClasses[] = {EventClass::kDelivery, EventClass::kTimer,
+                                     EventClass::kTransmit, EventClass::kTraffic};
+  int budget = 3000;
+  for (Actor* a : actors) {
+    for (int k = 0; k < 6; ++k) {
+      a->add(kClasses[rng.next_u64() % 4], [&](Actor&) {
+        for (int n = 1 + static_cast<int>(rng.next_u64() % 3); n > 0 && budget > 0; --n) {
+          Actor& to = *actors[rng.next_u64() % actors.size()];
+          Event& e = to.ev(rng.next_u64() % 6);
+          const uint64_t r = rng.next_u64() % 8;
+          const Time at = sim.now() + (r < 4 ? Time::zero() : Time::ps(static_cast<int64_t>(r)));
+          if (!e.scheduled()) {
+            sim.schedule(e, at);
+            --budget;
+          } else if (r == 7) {
+            sim.cancel(e);
+          } else {
+            sim.reschedule(e, at);
+          }
+        }
+      });
+    }
+  }
+  for (Actor* a : actors) sim.schedule(a->ev(0), Time::ns(1));
+  // A hook after every event places each deferred event before the next one
+  // runs: the queue's own order, the reference.
+  if (hook_every_event) sim.set_progress_hook([](const Simulation&) {}, 1);
+  CHECK(sim.run() == RunEnd::kIdle);
+  return {log, sim.fingerprint()};
+}
+}  // namespace
+
+TEST_CASE("events run at once for the current time keep the queue's order, fingerprint and log",
+          "[quick][simulation]") {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    INFO("seed " << seed);
+    const auto direct = random_run(seed, false);
+    const auto queued = random_run(seed, true);
+    CHECK(direct.first.size() > 100);
+    CHECK(direct.first == queued.first);
+    CHECK(direct.second == queued.second);
+  }
+}
