@@ -189,8 +189,8 @@ class Partition {
     fingerprint_ = mix64(fingerprint_ ^ static_cast<uint64_t>(t.in_ps())) ^ now_class_tag_;
     e.handler_(e);
   }
-  // The sequential loop's deferred event (docs/architecture.md, "The event
-  // loop"): while the sequential loop runs a handler, the first event it
+  // The sequential loop's deferred event (docs/architecture.md, "The
+  // deferred event"): while the sequential loop runs a handler, the first event it
   // schedules at the current time is reserved, not placed. After the
   // handler, run_deferred() runs that event at once if it precedes
   // everything queued (as it usually does: the pull of an idle port that
