@@ -33,10 +33,7 @@ size_t EventQueue::next_set(const std::vector<uint64_t>& bits, size_t from, size
 }
 
 void EventQueue::push(Event& e, Time t) {
-  assert(!e.scheduled());
-  e.when_ = t;
-  e.live_seq_ = ++next_seq_;
-  ++count_;
+  reserve(e, t);
   insert(e);
 }
 

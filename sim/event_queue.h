@@ -64,8 +64,7 @@ class EventQueue {
   // push() in two halves, for an event that will most likely be the next
   // to run (Partition's deferred event): reserve() makes it scheduled (its
   // time and sequence number, counted) without placing it; insert_reserved()
-  // places it, or take_reserved() takes it as pop() would. unreserve() is
-  // erase() for it.
+  // places it, or take_reserved() takes it, as pop() or erase() would.
   void reserve(Event& e, Time t) {
     assert(!e.scheduled());
     e.when_ = t;
@@ -77,7 +76,6 @@ class EventQueue {
     --count_;
     e.live_seq_ = 0;
   }
-  void unreserve(Event& e) { take_reserved(e); }
   // Removes and returns the earliest live event. Call ready() first.
   Event* pop() {
     assert(top().live());

@@ -71,7 +71,7 @@ class Partition {
     if (e.scheduled()) {
       if (&e == deferred_) [[unlikely]] {
         deferred_ = nullptr;
-        queue_.unreserve(e);
+        queue_.take_reserved(e);
       } else {
         queue_.erase(e);
       }
