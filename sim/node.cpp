@@ -38,10 +38,10 @@ bool Port::send_now(PacketHandle& f) {
 void Port::on_tx_done() {
 #ifndef NDEBUG
   pulling_ = true;
+#endif
   PacketHandle p = owner_.next_packet(index_);
+#ifndef NDEBUG
   pulling_ = false;
-#else
-  PacketHandle p = owner_.next_packet(index_);
 #endif
   if (!p) return;  // idle until the next wake()
   busy_until_ = link_->transmit(std::move(p));

@@ -107,10 +107,7 @@ uint64_t Credits::shared_claimed() const {
 
 void Credits::on_departure(uint8_t lane, uint32_t wire) {
   if (lane >= lanes()) return;
-  Lane& l = lane_[lane];
-  const uint64_t blocks = ib_credits(wire);
-  assert(l.occupied >= blocks);
-  l.occupied -= blocks;
+  release(lane, wire);
   changed_ |= 1U << lane;
   request_update();
 }

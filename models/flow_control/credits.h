@@ -226,10 +226,8 @@ class Credits final : public LinkFlowControl {
       on_departure(lane, wire);
       return;
     }
-    Lane& l = lane_[lane];
-    assert(l.occupied >= ib_credits(wire));
-    l.occupied -= ib_credits(wire);
-    if (grant(lane) > l.granted) send(lane);
+    release(lane, wire);
+    if (grant(lane) > lane_[lane].granted) send(lane);
   }
   // Blocks of `lane`'s buffer in use.
   uint64_t occupied(uint8_t lane) const { return lane_[lane].occupied; }
@@ -312,6 +310,12 @@ class Credits final : public LinkFlowControl {
   uint64_t claimed_except(uint8_t lane) const;
   void note_pool_use();
   void request_update();
+  // A packet of `wire` bytes left `lane`'s buffer: its blocks are free.
+  void release(uint8_t lane, uint32_t wire) {
+    Lane& l = lane_[lane];
+    assert(l.occupied >= ib_credits(wire));
+    l.occupied -= ib_credits(wire);
+  }
   void send(uint8_t lane);
   void emit(uint8_t lane);
   void revoke(uint8_t lane);

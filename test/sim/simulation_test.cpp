@@ -249,24 +249,18 @@ TEST_CASE("an event scheduled for the current time runs in the total order",
   Actor& b = sim.add<Actor>("b", &log);
   sim.setup();
   const Time t = Time::ns(10);
-  SECTION(
-      "the first event scheduled for now is a transmit; a delivery scheduled after it goes first") {
+  SECTION("a delivery and a transmit scheduled for now, in either order: the delivery first") {
+    // Transmit first: it is reserved and placed behind the delivery. Delivery
+    // first: it is reserved and runs at once.
+    const bool transmit_first = GENERATE(true, false);
+    INFO("transmit scheduled first: " << transmit_first);
     const size_t pull = a.add(EventClass::kTransmit);
     const size_t deliv = b.add(EventClass::kDelivery);
     const size_t timer = a.add(EventClass::kTimer, [&](Actor&) {
-      sim.schedule(a.ev(pull), sim.now());
-      sim.schedule(b.ev(deliv), sim.now());
-    });
-    sim.schedule(a.ev(timer), t);
-    CHECK(sim.run() == RunEnd::kIdle);
-    CHECK(log == Log{"a.1@10ns", "b.0@10ns", "a.0@10ns"});
-  }
-  SECTION("a delivery scheduled first runs at once, before the transmit scheduled after it") {
-    const size_t pull = a.add(EventClass::kTransmit);
-    const size_t deliv = b.add(EventClass::kDelivery);
-    const size_t timer = a.add(EventClass::kTimer, [&](Actor&) {
-      sim.schedule(b.ev(deliv), sim.now());
-      sim.schedule(a.ev(pull), sim.now());
+      Event& first = transmit_first ? a.ev(pull) : b.ev(deliv);
+      Event& second = transmit_first ? b.ev(deliv) : a.ev(pull);
+      sim.schedule(first, sim.now());
+      sim.schedule(second, sim.now());
     });
     sim.schedule(a.ev(timer), t);
     CHECK(sim.run() == RunEnd::kIdle);
