@@ -14,6 +14,7 @@ void Credits::set_lanes(uint8_t lanes) {
   assert(lanes >= 1 && lanes < kMaxLanes && "data VLs are VL0..VL14");
   lane_.clear();
   lane_.resize(lanes);
+  lanes_ = lanes;
   pending_grants_ = 0;
 }
 

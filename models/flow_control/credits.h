@@ -118,7 +118,9 @@ class Credits final : public LinkFlowControl {
   // Pfc::attach.
   void attach(Partition& ctx, ControlSink& sink, uint32_t port, uint32_t tag, const Params& params);
 
-  uint8_t lanes() const override { return static_cast<uint8_t>(lane_.size()); }
+  // Kept beside the lanes, not computed from the vector: a Lane's size is
+  // not a power of two, and every credit check asks.
+  uint8_t lanes() const override { return lanes_; }
   uint64_t buffer_blocks() const { return buffer_blocks_; }
 
   // ---- transmit ----
@@ -183,6 +185,8 @@ class Credits final : public LinkFlowControl {
   }
   // The lanes whose head waits for credits (as last noted).
   uint32_t waiting_mask() const { return waiting_; }
+  // Received grants wait for tx_delay: what may be sent changes with time.
+  bool grants_pending() const { return pending_grants_ != 0; }
   // The time `lane` has waited for credits up to `now`.
   Time xmit_wait(uint8_t lane, Time now) const {
     const Lane& l = lane_[lane];
@@ -323,6 +327,7 @@ class Credits final : public LinkFlowControl {
   void on_period();
 
   std::vector<Lane> lane_;
+  uint8_t lanes_ = 0;  // lane_.size()
   uint64_t buffer_blocks_ = 0;
   uint64_t shared_blocks_ = 0;
   uint64_t packets_sent_ = 0;

@@ -163,6 +163,9 @@ class PortFlowControl {
   // head packet waits for credits now, and the time it has so waited.
   // The lanes noted waiting (credits only).
   uint32_t waiting_mask() const { return credits_ ? credits_->waiting_mask() : 0; }
+  // Credits only: received grants wait for tx_delay, so what a lane may
+  // send can change with time alone.
+  bool grants_pending() const { return credits_ && credits_->grants_pending(); }
   void note_waiting(uint8_t lane, bool waiting, Time now) {
     if (credits_) credits_->note_waiting(lane, waiting, now);
   }

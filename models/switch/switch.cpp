@@ -337,6 +337,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
     pt.queues.cache_allowed(0, Time::zero());  // what may be sent has changed
     if (p->kind != PacketKind::kPfc) {
       ++counters_.fc_received;
+      pt.credit_dirty = ~0U;  // a new credit limit
       note_credit_waits(pt, ctx().now());
       // Credits matter only to queued packets: a pull with none finds
       // nothing (and forward() wakes the port for the next one).
@@ -445,8 +446,22 @@ void Switch::forward(PacketHandle p) {
   Port& pt = hot_.ports[out];
   pt.queues.push(prio, std::move(p));
   if (hot_.credited && pt.fc.credited()) [[unlikely]] {
-    if (!pt.head_since.empty() && pt.queues.packets(prio) == 1) new_head(pt, prio, ctx().now());
-    note_credit_waits(pt, ctx().now());
+    if (pt.queues.packets(prio) == 1) {
+      if (!pt.head_since.empty()) new_head(pt, prio, ctx().now());
+      pt.credit_dirty |= 1U << prio;  // a new head
+    }
+    const Time now = ctx().now();
+    note_credit_waits(pt, now);
+    if (!hot_.watchdog_forward) {
+      // Only this lane's answer matters, and credits never let allowed()
+      // cache one beyond `now`: ask for it alone.
+      if (pt.fc.may_send(prio, pt.queues.packet(prio, 0), now)) {
+        port(out).wake();
+      } else {
+        wake_on_pause_change(out, now);
+      }
+      return;
+    }
   }
   // Into a paused queue: no pull now, it would find nothing; a pull when the
   // pause may end instead (a resume frame brings it forward; without one,
@@ -512,6 +527,7 @@ PacketHandle Switch::next_packet(uint32_t port) {
   const uint8_t in_prio = p->ingress_priority;
   if (hot_.credited) [[unlikely]] {
     pt.fc.on_transmit(p->priority, *p);
+    pt.credit_dirty |= 1U << p->priority;  // a new head, fewer credits
     if (pt.fc.credited() && !pt.head_since.empty() && pt.queues.packets(p->priority) > 0)
       new_head(pt, p->priority, now);
   }
@@ -621,10 +637,14 @@ void Switch::emit_link_control(uint32_t port, PacketHandle frame) {
   this->port(port).wake();
 }
 
-void Switch::note_credit_waits(Port& pt, Time now) {
+void Switch::note_dirty_credit_waits(Port& pt, Time now) {
   // Only a lane with packets or one noted waiting can change: an empty lane
-  // that is not waiting stays so.
-  for (uint32_t m = (pt.queues.nonempty_mask() | pt.fc.waiting_mask()) & ((1U << lanes_) - 1);
+  // that is not waiting stays so. Of those, only a lane whose head or
+  // credits changed since the last look, unless grants are pending.
+  const uint32_t dirty = pt.fc.grants_pending() ? ~0U : pt.credit_dirty;
+  pt.credit_dirty = 0;
+  for (uint32_t m =
+           (pt.queues.nonempty_mask() | pt.fc.waiting_mask()) & ((1U << lanes_) - 1) & dirty;
        m != 0; m &= m - 1) {
     const auto l = static_cast<uint8_t>(__builtin_ctz(m));
     pt.fc.note_waiting(l, !pt.queues.empty(l) && !pt.fc.may_send(l, pt.queues.packet(l, 0), now),
@@ -676,6 +696,7 @@ void Switch::on_hoq_timer() {
 // buffer released and its ingress lane told, as when a packet leaves.
 PacketHandle Switch::take_and_release(uint32_t port, uint8_t prio) {
   PacketHandle p = ports_[port].queues.take(prio);
+  ports_[port].credit_dirty |= 1U << prio;  // a new head
   hot_.mmu->release(p->ingress_port, p->ingress_priority, port, prio, p->accounted);
   const uint32_t in = p->ingress_port;
   const uint8_t in_prio = p->ingress_priority;

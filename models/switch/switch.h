@@ -270,6 +270,9 @@ class Switch : public Node, private ControlSink {
     std::vector<Time> head_since;
     Time hoq_lifetime = Time::infinite();
     std::unique_ptr<VlArbiter> arb;  // InfiniBand: VL arbitration; else null
+    // Credited ports: the lanes whose head or credits changed since
+    // note_credit_waits() last looked (the others' answer is the same).
+    uint32_t credit_dirty = ~0U;
     void set_lanes(uint8_t lanes) {
       queues.set_lanes(lanes);
       fc.set_lanes(lanes);
@@ -278,8 +281,13 @@ class Switch : public Node, private ControlSink {
     }
   };
   // PortXmitWait: tells each lane of credited port `pt` whether its head
-  // packet waits for credits now.
-  [[gnu::cold]] void note_credit_waits(Port& pt, Time now);
+  // packet waits for credits now. Only a lane marked in credit_dirty can
+  // have a new answer, unless received grants are pending (they mature with
+  // time alone).
+  void note_credit_waits(Port& pt, Time now) {
+    if (pt.credit_dirty != 0 || pt.fc.grants_pending()) note_dirty_credit_waits(pt, now);
+  }
+  void note_dirty_credit_waits(Port& pt, Time now);
   // Head-of-queue lifetime: lane `prio` of port `pt` has a new head now.
   void new_head(Port& pt, uint8_t prio, Time now);
   void on_hoq_timer();
