@@ -11,6 +11,7 @@ namespace rdmasim {
 
 void Dcqcn::on_start(CcContext& ctx) {
   const double line = static_cast<double>(ctx.line_rate().in_bps());
+  line_bps_ = line;
   max_bps_ = c_.rpg_max_rate.in_bps() > 0
                  ? std::min(line, static_cast<double>(c_.rpg_max_rate.in_bps()))
                  : line;
@@ -128,8 +129,8 @@ void Dcqcn::increase(CcContext& ctx, bool timer) {
 void Dcqcn::apply_rate(CcContext& ctx) {
   // At line rate the QP is unpaced (pacing at line rate would only add
   // rounding); otherwise paced at RC, to the bit per second.
-  const double line = static_cast<double>(ctx.line_rate().in_bps());
-  ctx.set_rate(rc_ >= line ? BitRate() : BitRate::bps(std::max<int64_t>(1, std::llround(rc_))));
+  ctx.set_rate(rc_ >= line_bps_ ? BitRate()
+                                : BitRate::bps(std::max<int64_t>(1, std::llround(rc_))));
 }
 
 void Dcqcn::arm(CcContext& ctx) {

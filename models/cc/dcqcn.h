@@ -138,7 +138,13 @@ class Dcqcn : public CongestionControl {
   void report(CcContext& ctx, DcqcnState::Event e);
 
   const DcqcnConfig& c_;
-  double max_bps_ = 0;  // line rate, or rpg_max_rate
+  // What every packet sent reads (on_packet_sent), in the object's first
+  // line with the base's needs.
+  bool started_ = false;  // a congestion signal has arrived
+  Time increase_at_ = Time::infinite();
+  int64_t bytes_since_cut_ = 0;
+  double line_bps_ = 0;  // the port's line rate (on_start; a link keeps its rate)
+  double max_bps_ = 0;   // line rate, or rpg_max_rate
   double rc_ = 0;
   double rt_ = 0;
   // Alpha as of alpha_at_, and whether a signal arrived in the interval
@@ -146,13 +152,10 @@ class Dcqcn : public CongestionControl {
   double alpha_ = 0;
   Time alpha_at_;
   bool signalled_in_interval_ = false;
-  bool started_ = false;  // a congestion signal has arrived
   Time last_cut_;
   bool cut_pending_ = false;
-  Time increase_at_ = Time::infinite();
   int timer_stage_ = 0;
   int byte_stage_ = 0;
-  int64_t bytes_since_cut_ = 0;
   // NP
   bool cnp_sent_ = false;
   Time last_cnp_;

@@ -140,24 +140,27 @@ void RdmaNic::on_cnp(PacketHandle p) {
   if (p->dst_qpn < kFirstQpn || p->dst_qpn - kFirstQpn >= qps_.size()) return;
   QpSlot& s = slot(p->dst_qpn);
   ++s.qp.cnps_received;
-  if (s.cc) s.cc->algo_->on_cnp(*s.cc);
+  if (s.cc) s.qp.cc->on_cnp(*s.cc);
 }
 
 // ---- events ----
 
 void RdmaNic::on_cc_timer(uint32_t qpn) {
   QpSlot& s = slot(qpn);
-  if (s.cc) s.cc->algo_->on_timer(*s.cc);
+  if (s.cc) s.qp.cc->on_timer(*s.cc);
 }
 
 void RdmaNic::cc_sent(QpSlot& s, const Packet& p) {
   if (p.kind != PacketKind::kData) return;
+  // The algorithm through the QP's own pointer: the context object is
+  // touched only for RTT timing.
+  CongestionControl& a = *s.qp.cc;
   QpCc& c = *s.cc;
   const QueuePair& q = s.qp;
   const bool retransmission = (p.flags & kFlagRetransmit) != 0;
   const bool read_response = p.opcode >= static_cast<uint8_t>(RcOpcode::kReadResponseFirst) &&
                              p.opcode <= static_cast<uint8_t>(RcOpcode::kReadResponseOnly);
-  if (!read_response && c.algo_->needs(CongestionControl::kNeedAck)) {
+  if (!read_response && a.needs(CongestionControl::kNeedAck)) {
     // One packet timed at a time; a retransmission spoils the sample (Karn).
     if (retransmission) {
       c.timing_ = false;
@@ -167,9 +170,9 @@ void RdmaNic::cc_sent(QpSlot& s, const Packet& p) {
       c.timed_sent_ = ctx().now();
     }
   }
-  if (c.algo_->needs(CongestionControl::kNeedSent)) {
-    c.algo_->on_packet_sent(
-        c, CcSent{p.psn, p.wire_bytes, p.payload_bytes, retransmission, read_response});
+  if (a.needs(CongestionControl::kNeedSent)) {
+    a.on_packet_sent(c,
+                     CcSent{p.psn, p.wire_bytes, p.payload_bytes, retransmission, read_response});
   }
 }
 
@@ -195,7 +198,7 @@ void RdmaNic::cc_ack(QpSlot& s, const Packet& p, uint64_t old_una, int64_t old_b
 void RdmaNic::on_ecn_marked(QpSlot& s, const Packet& p) {
   ++counters_.ecn_marked_received;
   ++s.qp.ecn_marked;
-  if (s.cc) s.cc->algo_->on_ecn_marked(*s.cc, CcMarked{p.psn, p.wire_bytes, p.opcode});
+  if (s.cc) s.qp.cc->on_ecn_marked(*s.cc, CcMarked{p.psn, p.wire_bytes, p.opcode});
 }
 
 void RdmaNic::cc_ack_out(QueuePair& q, Packet& a) {

@@ -18,6 +18,11 @@
 //     (red_for): the `ecn.by_rate` entry of that rate if there is one (ns-3's
 //     KMIN_MAP / KMAX_MAP / PMAX_MAP, as the HPCC simulator sets them), else
 //     ecn's own kmin, kmax, pmax.
+//  4. The common outcome needs no call: the switch keeps priorities() and
+//     each port's floor() (kmin, or below every queue while the probe
+//     listens, as it does at setup) in lines a hop reads anyway, and calls
+//     decide() only for an ECT packet of a marking priority whose queue is
+//     above the floor. The probe is attached before the run.
 #pragma once
 
 #include <cstdint>
@@ -62,17 +67,22 @@ class EcnMarker {
     marked_.assign(rates.size() * kEthernetPriorities, 0);
   }
 
-  // Packet `p`, bound for egress queue (port, p.priority) of the switch
-  // whose buffer `mmu` counts, at the marking point: marks it or not.
-  // Inline up to the common outcome (a queue at or below kmin, nobody
-  // listening); the rest is out of line.
-  void mark(const Mmu& mmu, uint32_t port, Packet& p) {
-    if (((priorities_ >> p.priority) & 1) == 0) return;
-    if (p.ecn != 1 && p.ecn != 2) return;  // not ECN-capable (or already CE)
-    // The queue as the MMU counts it, this packet's own charge excluded.
-    const int64_t q = mmu.egress_bytes(port, p.priority) - p.accounted;
-    if (q <= red_[port].kmin && !probe_.attached()) return;
-    decide(port, p, q);
+  // Bit p: priority p's queues mark (contract 4).
+  uint8_t priorities() const { return priorities_; }
+  // The queue length at or below which a packet of `port` is left unmarked
+  // with no draw and nothing to report (contract 4).
+  int64_t floor(uint32_t port) const { return probe_.attached() ? INT64_MIN : red_[port].kmin; }
+  // Whether `p`, ECT and of a marking priority, bound for egress port
+  // `port` whose queue holds `q` bytes as the MMU counts them (`p`'s own
+  // charge excluded), is marked: RED on q, reported to the probe.
+  [[gnu::noinline]] void decide(uint32_t port, Packet& p, int64_t q) {
+    const bool m = red(red_[port], q);
+    probe_.emit(q, m);
+    if (m) {
+      p.ecn = 3;
+      ++marked_[size_t{port} * kEthernetPriorities + p.priority];
+      ++total_;
+    }
   }
 
   const RedThresholds& thresholds(uint32_t port) const { return red_[port]; }
@@ -83,15 +93,6 @@ class EcnMarker {
   }
 
  private:
-  [[gnu::noinline]] void decide(uint32_t port, Packet& p, int64_t q) {
-    const bool m = red(red_[port], q);
-    probe_.emit(q, m);
-    if (m) {
-      p.ecn = 3;
-      ++marked_[size_t{port} * kEthernetPriorities + p.priority];
-      ++total_;
-    }
-  }
   bool red(const RedThresholds& r, int64_t q) {
     if (q > r.kmax) return true;
     if (q <= r.kmin) return false;

@@ -138,6 +138,11 @@ class EgressQueues {
     allowed_until_ = until;
   }
 
+  // The ECN marker's floor for this port (EcnMarker::floor), kept in the
+  // line an enqueue reads anyway: at or below it a packet is not marked.
+  int64_t mark_floor() const { return mark_floor_; }
+  void set_mark_floor(int64_t bytes) { mark_floor_ = bytes; }
+
   // When pop() last took a packet of `prio`.
   Time last_sent(uint8_t prio) const { return lanes_[prio].last_sent; }
 
@@ -258,6 +263,7 @@ class EgressQueues {
   uint8_t wrap_ = 0;                   // lanes allocated - 1 (a power of two - 1)
   Time allowed_until_ = Time::zero();  // the cache starts invalid
   Ring<PacketHandle> control_;
+  int64_t mark_floor_ = 0;
   // ---- one line per priority, allocated per port ----
   std::unique_ptr<Lane[]> lanes_;
 };

@@ -137,11 +137,24 @@ Bytes Switch::worst_case_headroom_for(uint32_t port) const {
 }
 
 template <uint8_t kPoint>
-void Switch::run_hooks(Packet& p, uint32_t port) {
+[[gnu::always_inline]] inline void Switch::run_hooks(Packet& p, uint32_t port) {
   if ((hot_.hooks & kEcnAt(kPoint)) != 0) {
-    ecn_->mark(*hot_.mmu, port, p);
+    // The marker's common outcome from lines the hop reads anyway (this
+    // line, the packet, the MMU's count, the port's queue line): a priority
+    // that does not mark, a packet not ECN-capable (or already CE), a queue
+    // at or below kmin (EcnMarker contract 4).
+    if (((hot_.ecn_priorities >> p.priority) & 1) != 0 && (p.ecn == 1 || p.ecn == 2)) {
+      // The queue as the MMU counts it, this packet's own charge excluded.
+      const int64_t q = hot_.mmu->egress_bytes(port, p.priority) - p.accounted;
+      if (q > hot_.ports[port].queues.mark_floor()) ecn_->decide(port, p, q);
+    }
     if ((hot_.hooks & kPoint) == 0) return;
   }
+  run_hook_table<kPoint>(p, port);
+}
+
+template <uint8_t kPoint>
+void Switch::run_hook_table(Packet& p, uint32_t port) {
   constexpr size_t kAt = kPoint == EgressHook::kAtDequeue;
   // Every port with the same hooks per priority (ECN on all of them): port
   // 0's ranges, shared by the switch's ports, not a per-queue entry (a line
@@ -211,6 +224,8 @@ void Switch::setup() {
     std::vector<BitRate> rates(n);
     for (uint32_t i = 0; i < n; ++i) rates[i] = port(i).link()->rate();
     ecn_->set_ports(rates);
+    hot_.ecn_priorities = ecn_->priorities();
+    for (uint32_t i = 0; i < n; ++i) ports_[i].queues.set_mark_floor(ecn_->floor(i));
   }
   // The hooks of every (port, priority, point), in registration order.
   for (const HookRegistration& r : hook_regs_) {

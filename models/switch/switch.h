@@ -220,7 +220,8 @@ class Switch : public Node, private ControlSink {
   Probe<const PfcEvent&> pfc_probe;
   Probe<const DropEvent&> drop_probe;
   // Every ECN decision on an ECN-capable packet: the queue length it saw
-  // (bytes, this packet excluded) and whether it was marked.
+  // (bytes, this packet excluded) and whether it was marked. Attach before
+  // the run (setup() reads whether it listens).
   Probe<int64_t, bool> ecn_probe;
   // The egress port chosen for the first packet of every message (not its
   // retransmissions): enough to know every flow's path.
@@ -238,6 +239,9 @@ class Switch : public Node, private ControlSink {
   // `kPoint` (an EgressHook::Points bit).
   template <uint8_t kPoint>
   void run_hooks(Packet& p, uint32_t port);
+  // The hooks' part of run_hooks(), out of line.
+  template <uint8_t kPoint>
+  [[gnu::noinline]] void run_hook_table(Packet& p, uint32_t port);
   int64_t route(const Packet& p, uint32_t in_port);
   Bytes headroom_for(uint32_t port) const;
   Bytes auto_headroom_for(uint32_t port) const;
@@ -316,6 +320,7 @@ class Switch : public Node, private ControlSink {
     // Some port runs credits: without, a packet's egress port's flow
     // control is never read (PFC acts at ingress), a line per hop less.
     bool credited = false;
+    uint8_t ecn_priorities = 0;  // EcnMarker::priorities(), 0 without ECN
   };
   static_assert(sizeof(Hot) == 64);
   // Hot::hooks' bit for the switch's own ECN marker at an EgressHook point.
