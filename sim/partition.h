@@ -215,6 +215,14 @@ class Partition {
     return true;
   }
   void start_deferring() { deferred_ = nullptr; }
+  // Defers from construction to destruction (a handler may throw).
+  struct Deferring {
+    Partition& p;
+    explicit Deferring(Partition& part) : p(part) { p.start_deferring(); }
+    ~Deferring() { p.stop_deferring(); }
+    Deferring(const Deferring&) = delete;
+    Deferring& operator=(const Deferring&) = delete;
+  };
   // Places the deferred event, if any, deferring on.
   void place_deferred() {
     if (deferred_ != nullptr && deferred_ != not_deferring()) {

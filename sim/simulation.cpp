@@ -265,11 +265,7 @@ RunEnd Simulation::run_sequential_loop(Time stop_at) {
   // anything queued, runs without passing through the queue (run_deferred);
   // the progress hook still sees every event count, and a stop request is
   // seen before any further event.
-  struct Deferring {
-    Partition& p;
-    explicit Deferring(Partition& part) : p(part) { p.start_deferring(); }
-    ~Deferring() { p.stop_deferring(); }
-  } deferring(p);
+  const Partition::Deferring deferring(p);
   for (;;) {
     if (p.deferred_ == nullptr || !p.run_deferred(stop_requested_)) {
       if (!p.queue_.ready()) break;
@@ -489,15 +485,31 @@ bool Partition::pass(uint64_t generation, Time cap_time, uint64_t cap_class_tag,
     const uint64_t before = events_;
     // Run what is safe, publishing the clock every few events: the other
     // partitions may go on as this one does, not only when its pass ends.
+    // An event the last handler scheduled for now runs at once if it is
+    // the next of all and below the limit (run_deferred), as in the
+    // sequential loop; a release() that ends the run places it.
     interrupt_ = false;
-    for (uint32_t n = 1; !interrupt_ && queue_.ready(); ++n) {
-      const Time t = queue_.top_time();
-      if (t > limit.time || (t == limit.time && queue_.top_class_tag() >= limit.class_tag)) break;
-      if (n % kClockEvery == 0) {
-        const Time c = std::min({t, safe, end.time});
-        if (c > clock()) set_clock(c);
+    {
+      const Deferring deferring(*this);
+      for (uint32_t n = 1; !interrupt_; ++n) {
+        if (deferred_ != nullptr) {
+          const bool below =
+              now_ < limit.time || (now_ == limit.time && deferred_->class_tag() < limit.class_tag);
+          if (n % kClockEvery == 0) {
+            const Time c = std::min({now_, safe, end.time});
+            if (c > clock()) set_clock(c);
+          }
+          if (run_deferred(!below)) continue;
+        }
+        if (!queue_.ready()) break;
+        const Time t = queue_.top_time();
+        if (t > limit.time || (t == limit.time && queue_.top_class_tag() >= limit.class_tag)) break;
+        if (n % kClockEvery == 0) {
+          const Time c = std::min({t, safe, end.time});
+          if (c > clock()) set_clock(c);
+        }
+        dispatch_one();
       }
-      dispatch_one();
     }
     Key next;
     if (queue_.ready()) next = Key{queue_.top_time(), queue_.top_class_tag()};

@@ -3,6 +3,7 @@
 // node sees the same packets at the same picoseconds in the same order.
 #include "test/support/catch_units.h"
 
+#include <algorithm>
 #include <deque>
 #include <limits>
 #include <set>
@@ -600,4 +601,81 @@ TEST_CASE("bursts do not make a sending partition's pool grow", "[quick][partiti
   const int64_t one = burst_capacity(1, 8);
   CHECK(burst_capacity(2, 1) <= 2 * one + PacketPool::kChunk);
   CHECK(burst_capacity(2, 8) <= 2 * one + PacketPool::kChunk);
+}
+
+namespace {
+// One node per partition for the deferred event at the end of a run: its
+// `first` event (a delivery, at 5 us) schedules `then` (a transmit) for the
+// same instant; `releaser`'s hold ends with its timer at 5 us, between the
+// two in the total order (delivery < timer < transmit).
+class NowChain : public Node {
+ public:
+  NowChain(Simulation& sim, std::string name, std::vector<std::string>* log, bool releases)
+      : Node(sim, std::move(name)),
+        log_(log),
+        releases_(releases),
+        first_(this, EventClass::kDelivery, id()),
+        then_(this, EventClass::kTransmit, id()),
+        release_(this, EventClass::kTimer, id()) {}
+  void setup() override {
+    if (releases_) {
+      ctx().hold();
+      ctx().schedule(release_, Time::us(5));
+    } else {
+      ctx().schedule(first_, Time::us(5));
+    }
+  }
+  void receive(uint32_t, PacketHandle) override {}
+  PacketHandle next_packet(uint32_t) override { return {}; }
+
+ private:
+  void on_first() {
+    log_->push_back(name() + ".first");
+    ctx().schedule(then_, ctx().now());
+  }
+  void on_then() { log_->push_back(name() + ".then"); }
+  void on_release() {
+    log_->push_back(name() + ".release");
+    ctx().release();
+  }
+  std::vector<std::string>* log_;
+  bool releases_;
+  MemberEvent<NowChain, &NowChain::on_first> first_;
+  MemberEvent<NowChain, &NowChain::on_then> then_;
+  MemberEvent<NowChain, &NowChain::on_release> release_;
+};
+
+std::vector<std::string> now_chain_run(uint32_t parts, double min_events, RunEnd& end) {
+  std::vector<std::string> log;
+  Simulation sim(3);
+  auto& a = sim.add<NowChain>("a", &log, false);
+  auto& b = sim.add<NowChain>("b", &log, true);
+  const Cable c = connect(sim, a, b, BitRate::gbps(100), Time::us(1));
+  sim.set_min_events_per_lookahead(min_events);
+  if (parts > 1) {
+    sim.set_partitions(parts);
+    a.assign(sim.partition(0));
+    b.assign(sim.partition(1));
+    place(c, sim.partition(0), sim.partition(1));
+  }
+  end = sim.run();
+  std::sort(log.begin(), log.end());  // the partitions' order between them is their threads'
+  return log;
+}
+}  // namespace
+
+TEST_CASE("a partitioned run does not run an event for now that comes after the last release",
+          "[quick][partition]") {
+  // The sequential order at 5 us: a.first, b.release (the end), a.then.
+  // Partitioned, a.first's partition may run on only to the release: the
+  // event it schedules for now, which it would otherwise run at once, waits.
+  const double mode = GENERATE(0.0, kTurns);
+  INFO((mode == 0 ? "threads" : "turns on one thread"));
+  RunEnd end1 = RunEnd::kIdle;
+  RunEnd end2 = RunEnd::kIdle;
+  const std::vector<std::string> one = now_chain_run(1, mode, end1);
+  CHECK(end1 == RunEnd::kStopped);
+  CHECK(one == std::vector<std::string>{"a.first", "b.release"});
+  CHECK(now_chain_run(2, mode, end2) == one);
+  CHECK(end2 == RunEnd::kStopped);
 }
