@@ -138,11 +138,13 @@ class Dcqcn : public CongestionControl {
   void report(CcContext& ctx, DcqcnState::Event e);
 
   const DcqcnConfig& c_;
-  // What every packet sent reads (on_packet_sent), in the object's first
-  // line with the base's needs.
-  bool started_ = false;  // a congestion signal has arrived
+  // What every packet sent reads (on_packet_sent) and every CE-marked one
+  // (on_ecn_marked), in the object's first line with the base's needs.
+  bool started_ = false;   // a congestion signal has arrived
+  bool cnp_sent_ = false;  // NP: a CNP was sent (last_cnp_ is valid)
   Time increase_at_ = Time::infinite();
   int64_t bytes_since_cut_ = 0;
+  Time last_cnp_;
   double line_bps_ = 0;  // the port's line rate (on_start; a link keeps its rate)
   double max_bps_ = 0;   // line rate, or rpg_max_rate
   double rc_ = 0;
@@ -156,9 +158,6 @@ class Dcqcn : public CongestionControl {
   bool cut_pending_ = false;
   int timer_stage_ = 0;
   int byte_stage_ = 0;
-  // NP
-  bool cnp_sent_ = false;
-  Time last_cnp_;
   uint64_t cuts_ = 0;
   uint64_t signals_ = 0;
   uint64_t cnps_sent_ = 0;

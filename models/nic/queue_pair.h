@@ -172,7 +172,8 @@ class QueuePair {
     bool started = false;     // its first response packet has been sent
     bool retransmit = false;  // answers a duplicate request
   };
-  uint64_t epsn = 0;  // expected PSN (64-bit; the wire carries its low 24 bits)
+  uint64_t epsn = 0;        // expected PSN (64-bit; the wire carries its low 24 bits)
+  uint64_t ecn_marked = 0;  // CE-marked packets it received (beside what each one reads)
   uint32_t msn = 0;
   int unacked = 0;
   bool nak_sent = false;  // one NAK (sequence error or RNR) per gap
@@ -196,12 +197,11 @@ class QueuePair {
   ReorderBuffer reorder;
 
   // Congestion notification, per QP (the NIC's NicCounters sum them): CNPs
-  // it sent and received, CE-marked packets it received, ACKs and NAKs with
-  // an ECN echo it sent and received. Counted whether or not the QP has an
-  // algorithm; all off the per-packet path but for the CE test.
+  // it sent and received, ACKs and NAKs with an ECN echo it sent and
+  // received (and ecn_marked, above). Counted whether or not the QP has an
+  // algorithm; all off the per-packet path.
   uint64_t cnps_sent = 0;
   uint64_t cnps_received = 0;
-  uint64_t ecn_marked = 0;
   uint64_t ecn_echo_sent = 0;
   uint64_t ecn_echo_received = 0;
 

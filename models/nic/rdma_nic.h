@@ -78,6 +78,11 @@ struct NicCounters {
   uint64_t out_of_sequence = 0;  // packets that arrived ahead of the expected PSN
   uint64_t duplicates = 0;       // packets that arrived behind it
   int64_t payload_bytes_delivered = 0;
+  // Congestion notification: beside the per-packet counts above, on the
+  // line a received packet writes anyway.
+  uint64_t ecn_marked_received = 0;  // CE packets received: data, READ requests, READ responses
+  uint64_t cnps_sent = 0;
+  uint64_t cnps_received = 0;
   uint64_t messages_completed = 0;
   uint64_t retransmitted_packets = 0;
   uint64_t timeouts = 0;
@@ -91,10 +96,7 @@ struct NicCounters {
   // neighbour's PFC watchdog (action forward) sent ignoring the pause.
   uint64_t lossless_drops_headroom_below_automatic = 0;
   uint64_t lossless_drops_watchdog_forward = 0;
-  uint64_t cnps_sent = 0;
-  uint64_t cnps_received = 0;
-  uint64_t ecn_marked_received = 0;  // CE packets received: data, READ requests, READ responses
-  uint64_t ecn_echo_acks_sent = 0;   // ACKs and NAKs carrying an ECN echo
+  uint64_t ecn_echo_acks_sent = 0;  // ACKs and NAKs carrying an ECN echo
   uint64_t ecn_echo_acks_received = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "models/switch/switch.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <stdexcept>
 
@@ -469,7 +470,9 @@ void Switch::forward(PacketHandle p) {
     note_credit_waits(pt, now);
     if (!hot_.watchdog_forward) {
       // Only this lane's answer matters, and credits never let allowed()
-      // cache one beyond `now`: ask for it alone.
+      // cache one beyond `now`: ask for it alone. (A switch queues data VLs
+      // only: receive() drops an SL mapped beyond them.)
+      assert(prio < pt.fc.lanes());
       if (pt.fc.may_send(prio, pt.queues.packet(prio, 0), now)) {
         port(out).wake();
       } else {
