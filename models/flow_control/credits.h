@@ -326,23 +326,25 @@ class Credits final : public LinkFlowControl {
   void on_update();
   void on_period();
 
+  // What a credit check, a flow-control packet and a departure read first,
+  // the rest after (the object's third line was read on every check).
   std::vector<Lane> lane_;
   uint8_t lanes_ = 0;  // lane_.size()
+  bool update_scheduled_ = false;
+  bool emit_in_pull_ = false;    // on_departure_in_pull may send at once
+  uint32_t waiting_ = 0;         // lanes noted waiting (wait_since finite)
+  uint32_t pending_grants_ = 0;  // received grants not yet usable, all lanes
+  uint32_t changed_ = 0;  // lanes that freed blocks or resynchronised ABR since the last update
+  uint32_t answer_ = 0;   // lanes whose revocation this port obeyed and must answer
+  uint32_t port_ = 0;
   uint64_t buffer_blocks_ = 0;
   uint64_t shared_blocks_ = 0;
   uint64_t packets_sent_ = 0;
-  uint64_t overfull_ = 0;
-  uint64_t peak_pool_use_ = 0;
   Partition* ctx_ = nullptr;
   ControlSink* sink_ = nullptr;
-  uint32_t port_ = 0;
+  uint64_t overfull_ = 0;
+  uint64_t peak_pool_use_ = 0;
   Params params_;
-  bool update_scheduled_ = false;
-  uint32_t changed_ = 0;  // lanes that freed blocks or resynchronised ABR since the last update
-  uint32_t answer_ = 0;   // lanes whose revocation this port obeyed and must answer
-  uint32_t waiting_ = 0;  // lanes noted waiting (wait_since finite)
-  uint32_t pending_grants_ = 0;  // received grants not yet usable, all lanes
-  bool emit_in_pull_ = false;    // on_departure_in_pull may send at once
   MemberEvent<Credits, &Credits::on_update> update_;
   MemberEvent<Credits, &Credits::on_period> period_;
 };
