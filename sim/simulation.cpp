@@ -489,25 +489,24 @@ bool Partition::pass(uint64_t generation, Time cap_time, uint64_t cap_class_tag,
     // the next of all and below the limit (run_deferred), as in the
     // sequential loop; a release() that ends the run places it.
     interrupt_ = false;
+    // Every kClockEvery events: nothing this partition still runs is
+    // before `t`, the next one's time.
+    const auto publish = [&](uint32_t n, Time t) {
+      if (n % kClockEvery != 0) return;
+      const Time c = std::min({t, safe, end.time});
+      if (c > clock()) set_clock(c);
+    };
     {
       const Deferring deferring(*this);
       for (uint32_t n = 1; !interrupt_; ++n) {
         if (deferred_ != nullptr) {
-          const bool below =
-              now_ < limit.time || (now_ == limit.time && deferred_->class_tag() < limit.class_tag);
-          if (n % kClockEvery == 0) {
-            const Time c = std::min({now_, safe, end.time});
-            if (c > clock()) set_clock(c);
-          }
-          if (run_deferred(!below)) continue;
+          publish(n, now_);
+          if (run_deferred(Key{now_, deferred_->class_tag()} >= limit)) continue;
         }
         if (!queue_.ready()) break;
-        const Time t = queue_.top_time();
-        if (t > limit.time || (t == limit.time && queue_.top_class_tag() >= limit.class_tag)) break;
-        if (n % kClockEvery == 0) {
-          const Time c = std::min({t, safe, end.time});
-          if (c > clock()) set_clock(c);
-        }
+        const Key top{queue_.top_time(), queue_.top_class_tag()};
+        if (top >= limit) break;
+        publish(n, top.time);
         dispatch_one();
       }
     }
