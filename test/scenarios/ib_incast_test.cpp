@@ -135,6 +135,56 @@ TEST_CASE(
   CHECK(std::abs(4096.0 * 100e9 / 4122 - goodput) / goodput > 1e-3);
 }
 
+// A switch port that waits for credits (PortXmitWait on a switch): h1 sends
+// to h0 at 100 Gb/s, and h0's NIC drains its receive buffer, and so frees
+// its VL's blocks, at D = 50 Gb/s. Once the switch's queue to h0 has formed
+// (h1's own credits then follow), the port to h0 always has a head that is
+// either leaving or waiting for the grant h0's next drained packet sends.
+// Over a window of d it sends N data packets of t_pkt = 4122 B / R each, N
+// = d D / (8 x 4122 B) (a packet's frame is its 4122 wire bytes on IB), and
+// waits the rest: d - N t_pkt = d (1 - D / R) = d / 2. Within a packet at
+// each end of the window and, per packet, the 6-byte flow-control packet
+// (for h0's ACK) the port may be sending when the grant arrives.
+TEST_CASE(
+    "InfiniBand PortXmitWait on a switch port: a receiver draining at D makes it wait d (1 - D/R)",
+    "[scenario][infiniband]") {
+  const Scenario sc = load_scenario_text(R"({
+    "fabric": {"transport": "infiniband", "mtu": 4096,
+               "link": {"rate": "EDR", "delay": "100ns"},
+               "nic": {"ack_interval": 1, "rx_drain_rate": "50Gbps", "rx_buffer": "1MiB"}},
+    "topology": {"kind": "star", "hosts": 2},
+    "traffic": [{"kind": "flow", "src": "h1", "dst": "h0", "size": "16MiB"}]
+  })",
+                                         "ib_switch_wait");
+  ScenarioSim s(sc);
+  auto [sw, to_h0] = s.port_to_host(0);
+  Departures log;
+  sw->add_egress_hook(log, 0xFF, {to_h0});
+  s.sim.setup();
+  const uint8_t vl = sc.fabric.nic.data_priority;
+  const Time t1 = Time::us(300), t2 = Time::us(1300);
+  s.sim.run(t1);
+  const Time w1 = sw->queue_counters(to_h0, vl).xmit_wait;
+  const size_t n1 = log.at.size();
+  s.sim.run(t2);
+  const Time w2 = sw->queue_counters(to_h0, vl).xmit_wait;
+  const auto n = static_cast<int64_t>(log.at.size() - n1);
+  REQUIRE(sw->flow_control(to_h0).credits() != nullptr);
+  const Time t_pkt = 4122 * Time::ps(80);
+  const double d = static_cast<double>((t2 - t1).in_ps());
+  // The drain sets the rate: N = d D / (8 x 4122), within the packets that
+  // h0's full VL buffer and the cable hold (its 64 KiB: 16 packets) and one.
+  const double drained = d * 50e9 / (8 * 4122.0) * 1e-12;
+  CHECK(std::abs(static_cast<double>(n) - drained) <= 17);
+  // The wait: d - N t_pkt, and so d / 2 within those packets.
+  const double waited = static_cast<double>((w2 - w1).in_ps());
+  const double expected = d - static_cast<double>(n) * static_cast<double>(t_pkt.in_ps());
+  const double bound = 2 * static_cast<double>(t_pkt.in_ps()) + static_cast<double>(n) * 6 * 80;
+  CHECK(std::abs(waited - expected) <= bound);
+  CHECK(std::abs(waited - d / 2) <= bound + 17 * static_cast<double>(t_pkt.in_ps()));
+  CHECK(bound < 0.01 * expected);  // tells half the window from none or all of it
+}
+
 // Head-of-queue lifetime (OpenSM leaf_head_of_queue_lifetime 0: 4.096 us).
 // h0's NIC drains its receive buffer so slowly that it frees no block within
 // the run: the switch's VL to h0 is blocked once 15 packets (15 x 65 of its
