@@ -651,8 +651,15 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
     // enough for many lookaheads (phases are barriers; keep them rare).
     Key cap = std::min(observer, Key{stop_at, UINT64_MAX});
     if (!lookahead_.is_infinite()) {
+      int64_t lookaheads = kFirstPhaseLookaheads;
+      if (decided_) {
+        phase_lookaheads_ = phase_lookaheads_ == 0
+                                ? kGrowFromLookaheads
+                                : std::min(2 * phase_lookaheads_, kPhaseLookaheads);
+        lookaheads = phase_lookaheads_;
+      }
       const Time horizon = std::min(lookahead_, Time::infinite() / (2 * kPhaseLookaheads));
-      cap = std::min(cap, Key{plus(first.time, horizon * kPhaseLookaheads), 0});
+      cap = std::min(cap, Key{plus(first.time, horizon * lookaheads), 0});
     }
     // Clocks to start from: a partition's next event, or the earliest
     // anything could reach it from another, whichever is sooner.

@@ -176,7 +176,14 @@ class Simulation {
   // Phases a partitioned run has gone through (barriers between which
   // observers run).
   uint64_t phases() const { return phases_; }
-  // A phase reaches at most this many lookaheads past the earliest event.
+  // A phase reaches at most this many lookaheads past the earliest event:
+  // the first kFirstPhaseLookaheads (the density decision's sample), the
+  // next kGrowFromLookaheads, and each later one twice the one before, up to
+  // kPhaseLookaheads. Short phases at the start give the starvation policy
+  // early decision points (it can switch only between phases); long ones
+  // later keep the barriers rare.
+  static constexpr int64_t kFirstPhaseLookaheads = 64;
+  static constexpr int64_t kGrowFromLookaheads = 32;
   static constexpr int64_t kPhaseLookaheads = 256;
   // A partitioned run whose first phase runs fewer events than this per
   // partition per lookahead goes on with its partitions taking turns on one
@@ -253,6 +260,7 @@ class Simulation {
   WaitList waits_;  // where waiting partitions sleep
   Time lookahead_ = Time::infinite();
   uint64_t phases_ = 0;
+  int64_t phase_lookaheads_ = 0;  // of the last phase after the first (0: none yet)
   std::vector<std::unique_ptr<Partition>> parts_;
   std::unique_ptr<Partition> own_control_;  // with more than one partition
   Partition* control_;

@@ -41,9 +41,11 @@ class ThreadProbe {
 
 class StarvationPolicy {
  public:
-  static constexpr int64_t kWindowNs = 100'000'000;  // 100 ms of wall time
-  static constexpr double kStarvedWait = 0.10;       // of a window, on a run queue
-  static constexpr int kHoldWindows = 20;            // about 2 s before trying again
+  // Short enough to act within a run of a tenth of a second (a choice
+  // made only between phases; Simulation::kFirstPhaseLookaheads).
+  static constexpr int64_t kWindowNs = 20'000'000;  // 20 ms of wall time
+  static constexpr double kStarvedWait = 0.10;      // of a window, on a run queue
+  static constexpr int kHoldWindows = 20;           // about 0.4 s before trying again
 
   explicit StarvationPolicy(ThreadProbe& probe) : probe_(&probe) {}
 

@@ -8,7 +8,7 @@ using namespace rdmasim;
 
 namespace {
 
-// A scripted machine: the clock moves 100 ms (one window) per reading, and
+// A scripted machine: the clock moves one window (20 ms) per reading, and
 // each thread waits on a run queue `wait_share` of the time.
 struct FakeProbe : ThreadProbe {
   int64_t now = 0;
