@@ -179,9 +179,10 @@ class Simulation {
   // A phase reaches at most this many lookaheads past the earliest event:
   // the first kFirstPhaseLookaheads (the density decision's sample), the
   // next kGrowFromLookaheads, and each later one twice the one before, up to
-  // kPhaseLookaheads. Short phases at the start give the starvation policy
-  // early decision points (it can switch only between phases); long ones
-  // later keep the barriers rare.
+  // kPhaseLookaheads (with turns forced from the start, a test's mode, there
+  // is no sample: the first is kGrowFromLookaheads). Short phases at the
+  // start give the starvation policy early decision points (it can switch
+  // only between phases); long ones later keep the barriers rare.
   static constexpr int64_t kFirstPhaseLookaheads = 64;
   static constexpr int64_t kGrowFromLookaheads = 32;
   static constexpr int64_t kPhaseLookaheads = 256;

@@ -45,7 +45,9 @@ class StarvationPolicy {
   // made only between phases; Simulation::kFirstPhaseLookaheads).
   static constexpr int64_t kWindowNs = 20'000'000;  // 20 ms of wall time
   static constexpr double kStarvedWait = 0.10;      // of a window, on a run queue
-  static constexpr int kHoldWindows = 20;           // about 0.4 s before trying again
+  // A window ends at the first phase boundary after kWindowNs, so the hold
+  // is 0.4 s while phases are shorter than a window, longer with long ones.
+  static constexpr int kHoldWindows = 20;
 
   explicit StarvationPolicy(ThreadProbe& probe) : probe_(&probe) {}
 

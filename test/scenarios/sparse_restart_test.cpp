@@ -77,7 +77,7 @@ TEST_CASE("a run dense enough for its threads keeps them", "[quick][threads]") {
 }
 
 TEST_CASE("a run that ends within its first phase does not start again", "[quick][threads]") {
-  // One 64 KiB WRITE across the fat-tree: done within the first phase (256
+  // One 64 KiB WRITE across the fat-tree: done within the first phase (64
   // lookaheads of 1 us), which also finds it far too sparse; nothing is
   // left to save by starting again.
   const Scenario sc = load_scenario_text(

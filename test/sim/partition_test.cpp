@@ -538,7 +538,7 @@ class Thrower : public Node {
  public:
   Thrower(Simulation& sim, std::string name) : Node(sim, std::move(name)) {}
   void receive(uint32_t, PacketHandle) override {
-    // About 510 us in: after the first phase (256 lookaheads of 1 us), so
+    // About 510 us in: after the first phase (64 lookaheads of 1 us), so
     // taking turns it throws while the partitions take turns.
     if (++got_ == 100'000) throw std::runtime_error("boom in " + name());
   }
