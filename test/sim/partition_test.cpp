@@ -471,6 +471,7 @@ struct BlastOutcome {
   uint64_t got = 0;
   Time now;
   int64_t capacity = 0;  // packets the pools have room for, all partitions
+  uint64_t phases = 0;
 };
 
 // Q blasts P over `qp_delay`; R, idle, is cabled to P by `rp_delay`; P has a
@@ -493,13 +494,24 @@ BlastOutcome blast(uint32_t parts, Time until, Time qp_delay, Time rp_delay, Tim
     place(rp, sim.partition(parts - 1), sim.partition(1));
   }
   REQUIRE(sim.run() == RunEnd::kStopped);
-  BlastOutcome o{sim.events_dispatched(), p.got, sim.now(), 0};
+  BlastOutcome o{sim.events_dispatched(), p.got, sim.now(), 0, sim.phases()};
   for (uint32_t i = 0; i < sim.partitions(); ++i)
     o.capacity += sim.partition(i).packet_pool().capacity();
   return o;
 }
 
 }  // namespace
+
+TEST_CASE("a partitioned run's phases: 64 lookaheads, then 32, each later twice the last up to 256",
+          "[quick][partition]") {
+  // Q sends 64-byte frames back to back (5.12 ns each) for 1 ms over 1 us
+  // links, so every phase starts where the last ended: they end at 64, 96,
+  // 160, 288, 544 and 800 us, and the run stops at 1 ms within the seventh
+  // (with 256-lookahead phases throughout it would have had four).
+  const BlastOutcome two = blast(2, Time::ms(1), Time::us(1), Time::us(1), Time::infinite());
+  CHECK(two.phases == 7);
+  CHECK(two.events == blast(1, Time::ms(1), Time::us(1), Time::us(1), Time::infinite()).events);
+}
 
 TEST_CASE("a partition that waits on a hold still takes in frames from a full channel",
           "[quick][partition]") {
