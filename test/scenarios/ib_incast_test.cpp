@@ -26,6 +26,17 @@ const char* kIbIncast = R"({
   "traffic": [{"kind": "incast", "senders": "all", "dst": "h0", "size": "1MiB"}]
 })";
 
+// One flow of `size` from h1 to h0 through one switch, EDR with 100 ns
+// cables; `fabric` adds keys to fabric{} (h0's drain rate, lifetimes).
+std::string ib_pair(const std::string& fabric, const std::string& size) {
+  return R"({"fabric": {"transport": "infiniband", "mtu": 4096,
+                        "link": {"rate": "EDR", "delay": "100ns"}, )" +
+         fabric + R"(},
+    "topology": {"kind": "star", "hosts": 2},
+    "traffic": [{"kind": "flow", "src": "h1", "dst": "h0", "size": ")" +
+         size + R"("}]})";
+}
+
 // Records when each data packet starts to leave one egress port, and its
 // payload (a test-only hook: it changes nothing).
 struct Departures : EgressHook {
@@ -152,14 +163,10 @@ TEST_CASE(
 TEST_CASE(
     "InfiniBand PortXmitWait on a switch port: a receiver draining at D makes it wait d (1 - D/R)",
     "[scenario][infiniband]") {
-  const Scenario sc = load_scenario_text(R"({
-    "fabric": {"transport": "infiniband", "mtu": 4096,
-               "link": {"rate": "EDR", "delay": "100ns"},
-               "nic": {"ack_interval": 1, "rx_drain_rate": "50Gbps", "rx_buffer": "1MiB"}},
-    "topology": {"kind": "star", "hosts": 2},
-    "traffic": [{"kind": "flow", "src": "h1", "dst": "h0", "size": "16MiB"}]
-  })",
-                                         "ib_switch_wait");
+  const Scenario sc = load_scenario_text(
+      ib_pair(R"("nic": {"ack_interval": 1, "rx_drain_rate": "50Gbps", "rx_buffer": "1MiB"})",
+              "16MiB"),
+      "ib_switch_wait");
   ScenarioSim s(sc);
   auto [sw, to_h0] = s.port_to_host(0);
   Departures log;
@@ -199,15 +206,11 @@ TEST_CASE(
 // head one lifetime after the one before (h1 always has the next there).
 TEST_CASE("InfiniBand head-of-queue lifetime: a blocked VL discards its head every lifetime",
           "[scenario][infiniband]") {
-  const Scenario sc = load_scenario_text(R"({
-    "fabric": {"transport": "infiniband", "mtu": 4096,
-               "link": {"rate": "EDR", "delay": "100ns"},
-               "infiniband": {"leaf_head_of_queue_lifetime": 0},
-               "nic": {"rx_drain_rate": "1Mbps", "rx_buffer": "1MiB"}},
-    "topology": {"kind": "star", "hosts": 2},
-    "traffic": [{"kind": "flow", "src": "h1", "dst": "h0", "size": "4MiB"}]
-  })",
-                                         "ib_hoq");
+  const Scenario sc =
+      load_scenario_text(ib_pair(R"("infiniband": {"leaf_head_of_queue_lifetime": 0},
+                 "nic": {"rx_drain_rate": "1Mbps", "rx_buffer": "1MiB"})",
+                                 "4MiB"),
+                         "ib_hoq");
   ScenarioSim s(sc);
   auto [sw, to_h0] = s.port_to_host(0);
   s.sim.setup();
