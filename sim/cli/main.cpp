@@ -82,7 +82,7 @@ void catch_stop_signals(const std::vector<std::string>& temporaries) {
 
 const char* kUsage =
     "usage: rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] "
-    "[--force-threads] [--check] [--memory-limit SIZE] [--quiet]\n"
+    "[--force-threads] [--check] [--memory-limit SIZE] [--no-huge-pages] [--quiet]\n"
     "       rdmasim validate FILE [--set PATH=VALUE]... [--seed N] [--estimate] "
     "[--memory-limit SIZE]\n"
     "       rdmasim resolve FILE [--set PATH=VALUE]... [--seed N]\n"
@@ -100,7 +100,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"run",
      "rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] "
-     "[--force-threads] [--check] [--memory-limit SIZE] [--quiet]",
+     "[--force-threads] [--check] [--memory-limit SIZE] [--no-huge-pages] [--quiet]",
      "Runs a scenario and writes summary.json and trace.h5 (docs/cli.md)."},
     {"validate",
      "rdmasim validate FILE [--set PATH=VALUE]... [--seed N] [--estimate] [--memory-limit SIZE]",
@@ -141,6 +141,7 @@ struct Args {
   bool quiet = false;
   uint32_t threads = 1;
   bool force_threads = false;
+  bool huge_pages = true;         // --no-huge-pages turns it off
   bool check = kChecksByDefault;  // --check (on by default in Debug builds)
   std::string dot;
   bool summary = false;
@@ -184,7 +185,9 @@ po::options_description options_for(const std::string& command) {
         "lookahead for them to pay")(
         "check", po::bool_switch(),
         "check the simulator's invariants while running (exit 8 if one is violated; "
-        "docs/reliability.md)");
+        "docs/reliability.md)")(
+        "no-huge-pages", po::bool_switch(),
+        "leave the heap on the kernel's default pages (docs/architecture.md, Packets)");
   }
   if (command == "topo") {
     opts.add_options()("dot", po::value<std::string>(),
@@ -246,6 +249,7 @@ Args parse(const std::string& command, int argc, char** argv) {
     a.threads = static_cast<uint32_t>(n);
   }
   if (vm.count("force-threads")) a.force_threads = vm["force-threads"].as<bool>();
+  if (vm.count("no-huge-pages") && vm["no-huge-pages"].as<bool>()) a.huge_pages = false;
   if (vm.count("check") && vm["check"].as<bool>()) a.check = true;
   if (vm.count("memory-limit")) {
     a.memory_limit = vm["memory-limit"].as<std::string>();
@@ -350,6 +354,7 @@ int run(const Args& a) {
   ro.threads = a.threads;
   ro.force_threads = a.force_threads;
   ro.restart_when_sparse = true;  // its callbacks keep no state of the run
+  ro.heap_huge_pages = a.huge_pages;
   ro.stop_signal = &g_stop_signal;
   ro.check = a.check;
   // The trace's time series beyond about 1 MiB each wait in unlinked

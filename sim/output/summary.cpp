@@ -386,6 +386,7 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
               {"packet_hops_per_second", static_cast<double>(r.packet_hops) / loop},
               {"data_packet_hops_per_second", static_cast<double>(r.data_packet_hops) / loop},
               {"peak_rss_bytes", r.wall.peak_rss_bytes},
+              {"heap_huge_page_bytes", r.wall.heap_huge_page_bytes},
               {"threads", r.threads},
               {"threads_used", r.threads_used},
               {"restarted_on_one_thread", r.restarted_on_one_thread},

@@ -175,6 +175,9 @@ struct WallClock {
   // its first phase and its teardown (included in `seconds`; 0 otherwise).
   double first_attempt_seconds = 0;
   int64_t peak_rss_bytes = 0;
+  // Heap the kernel moved onto huge pages when asked (sim/huge_pages.h;
+  // depends on the kernel and its free memory).
+  int64_t heap_huge_page_bytes = 0;
 };
 
 struct RunResult {

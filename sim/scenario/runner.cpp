@@ -18,6 +18,7 @@
 #include "models/switch/switch.h"
 #include "models/traffic/flow_generator.h"
 #include "sim/cable.h"
+#include "sim/huge_pages.h"
 #include "sim/link_sampler.h"
 #include "sim/scenario/fabric_builder.h"
 #include "sim/scenario/fault_injector.h"
@@ -751,8 +752,11 @@ RunResult run_from_start(const Scenario& sc, const RunOptions& options,
                        std::chrono::duration<double>(sc.stop.wall_time.in_seconds()));
   // Time series are flushed there too, about every trace_flush_events.
   const bool flushed = recorders.time_series();
+  // And the heap is moved onto huge pages as it grows (sim/huge_pages.h),
+  // every kHeapEvery events: the network's own state is advised once built.
+  HeapHugePages heap_pages;
   if (options.progress || options.max_events > 0 || options.stop_signal != nullptr ||
-      wall_limited || flushed) {
+      wall_limited || flushed || options.heap_huge_pages) {
     const int64_t total = workloads.bytes_total();
     constexpr uint64_t kPollEvery = 4096;
     constexpr uint64_t kProgressEvery = 1 << 16;
@@ -761,8 +765,14 @@ RunResult run_from_start(const Scenario& sc, const RunOptions& options,
     uint64_t next_flush = flush_every;
     // The counters live in the hook (captured by value, mutable): it runs
     // long after this block has closed.
+    constexpr uint64_t kHeapEvery = uint64_t{1} << 22;
+    uint64_t next_heap = kHeapEvery;
     sim.set_progress_hook(
-        [&, total, next_progress, flush_every, next_flush](const Simulation& s) mutable {
+        [&, total, next_progress, flush_every, next_flush, next_heap](const Simulation& s) mutable {
+          if (options.heap_huge_pages && s.events_dispatched() >= next_heap) {
+            heap_pages.advise();
+            next_heap = s.events_dispatched() + kHeapEvery;
+          }
           if (flushed && s.events_dispatched() >= next_flush) {
             recorders.flush(sim);
             next_flush = s.events_dispatched() + flush_every;
@@ -794,6 +804,7 @@ RunResult run_from_start(const Scenario& sc, const RunOptions& options,
 
   if (options.on_built) options.on_built(sim, fabric.switches);
   sim.setup();
+  if (options.heap_huge_pages) heap_pages.advise();
   const auto loop_start = std::chrono::steady_clock::now();
   // A violated invariant stops the run; what was gathered is still collected.
   std::string violation;
@@ -869,6 +880,7 @@ RunResult run_from_start(const Scenario& sc, const RunOptions& options,
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   r.wall.peak_rss_bytes = static_cast<int64_t>(ru.ru_maxrss) * 1024;
+  r.wall.heap_huge_page_bytes = static_cast<int64_t>(heap_pages.collapsed());
   return r;
 }
 

@@ -76,6 +76,11 @@ struct RunOptions {
   std::string spool_dir;
   size_t spool_chunk_rows = 0;
   uint64_t trace_flush_events = uint64_t{1} << 18;
+  // Move the heap onto huge pages once the network is built and as it grows
+  // (sim/huge_pages.h, HeapHugePages): the CLI's choice unless
+  // --no-huge-pages; off for tests and the fuzz target, which run many
+  // scenarios in one process.
+  bool heap_huge_pages = false;
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});

@@ -1,10 +1,14 @@
-// HugeBlock (sim/huge_pages.h) and the packet pool that uses it.
+// HugeBlock and HeapHugePages (sim/huge_pages.h), and the packet pool that
+// uses HugeBlock.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "sim/huge_pages.h"
 #include "sim/packet.h"
@@ -12,9 +16,9 @@
 namespace rdmasim {
 namespace {
 
-// The VmFlags of the mapping that contains `p` (/proc/self/smaps; "hg" is
-// MADV_HUGEPAGE, proc(5)); empty if not found.
-std::string vm_flags(const void* p) {
+// The line starting with `key` in the /proc/self/smaps entry of the mapping
+// that contains `p`; empty if not found.
+std::string smaps_line(const void* p, const std::string& key) {
   std::ifstream f("/proc/self/smaps");
   const auto a = reinterpret_cast<uintptr_t>(p);
   bool in = false;
@@ -26,9 +30,32 @@ std::string vm_flags(const void* p) {
       in = lo <= a && a < hi;
       continue;
     }
-    if (in && line.rfind("VmFlags:", 0) == 0) return line;
+    if (in && line.rfind(key, 0) == 0) return line;
   }
   return {};
+}
+
+// Its VmFlags ("hg" is MADV_HUGEPAGE, proc(5)).
+std::string vm_flags(const void* p) { return smaps_line(p, "VmFlags:"); }
+
+// Its AnonHugePages, in kB (-1 if not found).
+long anon_huge_kb(const void* p) {
+  const std::string line = smaps_line(p, "AnonHugePages:");
+  return line.empty() ? -1 : std::stol(line.substr(14));
+}
+
+// The end of the process's heap (the last [heap] mapping), 0 if none.
+uintptr_t heap_end() {
+  std::ifstream f("/proc/self/maps");
+  uintptr_t end = 0;
+  for (std::string line; std::getline(f, line);) {
+    if (line.find("[heap]") == std::string::npos) continue;
+    uintptr_t lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream s(line);
+    if (s >> std::hex >> lo >> dash >> hi) end = std::max(end, hi);
+  }
+  return end;
 }
 
 // A kernel built without transparent huge pages refuses the advice (and
@@ -66,6 +93,40 @@ TEST_CASE("packet pool grows by one huge page of packets", "[quick][packet]") {
   // aligned block.
   CHECK(reinterpret_cast<uintptr_t>(p.get()) % HugeBlock::kPage == 0);
   if (thp_kernel()) CHECK(vm_flags(p.get()).find(" hg") != std::string::npos);
+}
+
+TEST_CASE("heap on huge pages: advised once it has grown by 16 MiB, collapsed where the kernel can",
+          "[quick][packet]") {
+  HeapHugePages pages;
+  pages.advise();  // what the test process has so far
+  const size_t before = pages.advised();
+  // 24 MiB in 64 KiB blocks, below malloc's mmap threshold: the heap grows.
+  const uintptr_t end0 = heap_end();
+  std::vector<std::unique_ptr<char[]>> blocks;
+  for (int i = 0; i < 384; ++i) {
+    blocks.push_back(std::make_unique<char[]>(64 * 1024));
+    for (size_t j = 0; j < 64 * 1024; j += 4096) blocks.back()[j] = 1;
+  }
+  if (heap_end() < end0 + (size_t{20} << 20)) {
+    // An allocator that does not use the brk heap (a sanitizer's): nothing
+    // to advise, nothing to check.
+    WARN("the heap did not grow; skipped");
+    return;
+  }
+  const size_t collapsed = pages.collapsed();
+  const size_t advised = pages.advise();
+  CHECK(advised >= HeapHugePages::kMinBytes);
+  CHECK(pages.advised() == before + advised);
+  CHECK(pages.advise() == 0);  // no growth since: nothing new
+  // Growth below kMinBytes waits for more.
+  for (int i = 0; i < 64; ++i) blocks.push_back(std::make_unique<char[]>(64 * 1024));
+  CHECK(pages.advise() == 0);
+  // A block in the middle lies in the advised part.
+  const char* mid = blocks[192].get();
+  if (thp_kernel()) CHECK(vm_flags(mid).find(" hg") != std::string::npos);
+  // Collapsed (Linux 6.1 and later, with huge pages free): its mapping then
+  // holds huge pages.
+  if (pages.collapsed() > collapsed) CHECK(anon_huge_kb(mid) >= 2048);
 }
 
 }  // namespace rdmasim
