@@ -1,5 +1,7 @@
 // HugeBlock and HeapHugePages (sim/huge_pages.h), and the packet pool that
 // uses HugeBlock.
+#include <sys/prctl.h>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -58,9 +60,30 @@ uintptr_t heap_end() {
   return end;
 }
 
+// Grows the heap by 24 MiB in 64 KiB blocks (below malloc's mmap threshold),
+// each page touched; false if the heap did not grow by 20 MiB (an allocator
+// that does not use the brk heap, such as a sanitizer's).
+bool grow_heap(std::vector<std::unique_ptr<char[]>>& blocks) {
+  const uintptr_t end0 = heap_end();
+  for (int i = 0; i < 384; ++i) {
+    blocks.push_back(std::make_unique<char[]>(64 * 1024));
+    for (size_t j = 0; j < 64 * 1024; j += 4096) blocks.back()[j] = 1;
+  }
+  return heap_end() >= end0 + (size_t{20} << 20);
+}
+
 // A kernel built without transparent huge pages refuses the advice (and
 // says so in smaps: contract 2).
 bool thp_kernel() { return std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled").good(); }
+
+// ... and one whose administrator allows them (not "never") to a process
+// that has not turned them off: where HeapHugePages acts at all.
+bool thp_allowed() {
+  std::string mode;
+  std::getline(std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled"), mode);
+  return !mode.empty() && mode.find("[never]") == std::string::npos &&
+         prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 0;
+}
 
 }  // namespace
 
@@ -100,17 +123,15 @@ TEST_CASE("heap on huge pages: advised once it has grown by 16 MiB, collapsed wh
   HeapHugePages pages;
   pages.advise();  // what the test process has so far
   const size_t before = pages.advised();
-  // 24 MiB in 64 KiB blocks, below malloc's mmap threshold: the heap grows.
-  const uintptr_t end0 = heap_end();
   std::vector<std::unique_ptr<char[]>> blocks;
-  for (int i = 0; i < 384; ++i) {
-    blocks.push_back(std::make_unique<char[]>(64 * 1024));
-    for (size_t j = 0; j < 64 * 1024; j += 4096) blocks.back()[j] = 1;
+  if (!grow_heap(blocks)) {
+    WARN("the heap did not grow; skipped");  // nothing to advise, nothing to check
+    return;
   }
-  if (heap_end() < end0 + (size_t{20} << 20)) {
-    // An allocator that does not use the brk heap (a sanitizer's): nothing
-    // to advise, nothing to check.
-    WARN("the heap did not grow; skipped");
+  if (!thp_allowed()) {
+    // MADV_COLLAPSE would ignore "never": HeapHugePages does not ask.
+    CHECK(pages.advise() == 0);
+    CHECK(pages.collapsed() == 0);
     return;
   }
   const size_t collapsed = pages.collapsed();
@@ -123,10 +144,23 @@ TEST_CASE("heap on huge pages: advised once it has grown by 16 MiB, collapsed wh
   CHECK(pages.advise() == 0);
   // A block in the middle lies in the advised part.
   const char* mid = blocks[192].get();
-  if (thp_kernel()) CHECK(vm_flags(mid).find(" hg") != std::string::npos);
+  CHECK(vm_flags(mid).find(" hg") != std::string::npos);
   // Collapsed (Linux 6.1 and later, with huge pages free): its mapping then
   // holds huge pages.
   if (pages.collapsed() > collapsed) CHECK(anon_huge_kb(mid) >= 2048);
+}
+
+TEST_CASE("heap on huge pages: nothing asked of a process that turned THP off", "[quick][packet]") {
+  // PR_SET_THP_DISABLE is kept until reset (and inherited by children):
+  // ctest runs each test case in a process of its own, and it is reset here.
+  REQUIRE(prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0);
+  HeapHugePages pages;
+  std::vector<std::unique_ptr<char[]>> blocks;
+  const bool grew = grow_heap(blocks);
+  CHECK(pages.advise() == 0);
+  CHECK(pages.collapsed() == 0);
+  if (grew) CHECK(vm_flags(blocks[192].get()).find(" hg") == std::string::npos);
+  prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0);
 }
 
 }  // namespace rdmasim
