@@ -3,7 +3,7 @@
 
     bench/run.py [--binary PATH] [--baseline PATH] [--repeat N]
                  [--scenario NAME ...] [--json OUT] [--threads N]
-                 [--compete N [--compete-cpu CPU]]
+                 [--compete N [--compete-cpu CPU]] [--memory-latency PROBE|none]
 
 Every scenario is run N times with the candidate binary and, with --baseline,
 N times with the baseline binary, interleaved (A B A B ...) so that machine
@@ -30,6 +30,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 SCENARIO_DIR = BENCH_DIR / "scenarios"
 DEFAULT_BINARY = REPO_ROOT / "build" / "sim" / "cli" / "rdmasim"
+# The machine's dependent-load latency probe (bench/memory_latency.cpp).
+DEFAULT_PROBE = REPO_ROOT / "build" / "bench" / "rdmasim_memory_latency"
 
 # Counts the simulator reports; equal for every run of one binary.
 COUNTS = ("events", "packet_hops", "data_packet_hops", "sim_time_ps")
@@ -194,6 +196,32 @@ def run_once(binary, scenario, role, threads=1):
     return figures
 
 
+def memory_latency(option):
+    """The probe's JSON object (ns per dependent load by working-set size), or
+    None when it is turned off or, by default, not built."""
+    if option == "none":
+        return None
+    probe = DEFAULT_PROBE if option is None else Path(option).expanduser().resolve()
+    if not probe.is_file():
+        if option is None:
+            print(f"bench/run.py: no memory-latency probe at {probe} (build the target "
+                  "rdmasim_memory_latency); host.memory_latency is null", file=sys.stderr)
+            return None
+        raise BenchError(f"memory-latency probe not found: {probe}")
+    try:
+        proc = subprocess.run([str(probe)], stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, check=False)
+    except OSError as e:
+        raise BenchError(f"cannot run the memory-latency probe {probe}: {e}")
+    if proc.returncode != 0:
+        raise BenchError(f"the memory-latency probe {probe} failed with exit code "
+                         f"{proc.returncode}: {proc.stderr.strip()[-500:]}")
+    try:
+        return json.loads(proc.stdout)
+    except ValueError as e:
+        raise BenchError(f"the memory-latency probe {probe} printed no JSON object: {e}")
+
+
 def median(values):
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
@@ -262,6 +290,10 @@ def main(argv=None):
     parser.add_argument("--compete-cpu", type=int, metavar="CPU",
                         help="the CPU the competing processes are pinned to (default: the "
                              "last CPU this process may use; -1: not pinned)")
+    parser.add_argument("--memory-latency", metavar="PROBE",
+                        help="the memory-latency probe to run once before the scenarios "
+                             "(default: build/bench/rdmasim_memory_latency if built); "
+                             "'none': do not measure")
     parser.add_argument("--baseline-threads", type=int, default=1,
                         help="threads the baseline runs on (default 1); with --baseline set "
                              "to the candidate binary this measures what threads give")
@@ -285,13 +317,16 @@ def main(argv=None):
         if args.baseline:
             binaries.append(("baseline", check_binary(args.baseline, "baseline")))
         scenarios = select_scenarios(args.scenario)
+        latency = memory_latency(args.memory_latency)
 
         doc = {
             "tool": "rdmasim bench/run.py",
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "host": {"machine": platform.machine(), "system": platform.system(),
                      "release": platform.release(), "cpus": os.cpu_count(),
-                     "python": platform.python_version()},
+                     "python": platform.python_version(),
+                     # Scale-up figures (W5) depend on it: docs/performance.md.
+                     "memory_latency": latency},
             "repeat": args.repeat,
             "interleaved": len(binaries) > 1,
             "binaries": {role: {"path": str(path), "threads": threads_of[role]}
