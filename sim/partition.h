@@ -128,16 +128,22 @@ class Partition {
   // takes frames in whenever its safe bound moves, when `blocked` is set,
   // and while it waits for room itself (run_phase, send).
   struct Channel {
+    // Frames it holds (a power of two): on threads, enough that a sender
+    // rarely waits for its receiver; with partitions that take turns from
+    // the start, a full ring is emptied by its sender (Partition::send), and
+    // a fabric split for locality has a channel for nearly every pair of
+    // partitions (a thousand at 32), so each holds about one pass's frames.
     static constexpr uint64_t kCapacity = uint64_t{1} << 15;
-    Channel() : ring(new Transfer[kCapacity]) {}
+    static constexpr uint64_t kTurnsCapacity = uint64_t{1} << 10;
+    explicit Channel(uint64_t cap = kCapacity) : ring(new Transfer[cap]), capacity(cap) {}
     // False if full: the sender must let the receiver catch up.
     bool push(const Transfer& x) {
       const uint64_t t = tail.load(std::memory_order_relaxed);
-      if (t - seen_head == kCapacity) {
+      if (t - seen_head == capacity) {
         seen_head = head.load(std::memory_order_acquire);
-        if (t - seen_head == kCapacity) return false;
+        if (t - seen_head == capacity) return false;
       }
-      ring[t & (kCapacity - 1)] = x;
+      ring[t & (capacity - 1)] = x;
       tail.store(t + 1, std::memory_order_release);
       return true;
     }
@@ -148,6 +154,7 @@ class Partition {
     }
 
     std::unique_ptr<Transfer[]> ring;
+    uint64_t capacity;
     Time lookahead = Time::infinite();  // the shortest delay of its links
     const Partition* from = nullptr;
     alignas(64) std::atomic<uint64_t> tail{0};  // written by the sender

@@ -221,7 +221,7 @@ Time Simulation::next_event_time() {
     for (const Partition::Channel* c : p->in_) {
       const uint64_t tail = c->tail.load(std::memory_order_acquire);
       for (uint64_t i = c->head.load(std::memory_order_acquire); i != tail; ++i) {
-        t = std::min(t, c->ring[i & (Partition::Channel::kCapacity - 1)].due);
+        t = std::min(t, c->ring[i & (c->capacity - 1)].due);
       }
     }
     // ready() may move the queue's cursor on; an event scheduled earlier
@@ -312,7 +312,7 @@ void Partition::Channel::drain() {
   const uint64_t t = tail.load(std::memory_order_acquire);
   if (h == t) return;
   for (; h != t; ++h) {
-    const Transfer& x = ring[h & (kCapacity - 1)];
+    const Transfer& x = ring[h & (capacity - 1)];
     x.link->hand_over(x.due, x.packet);
   }
   head.store(h, std::memory_order_release);
@@ -325,7 +325,8 @@ void Partition::drain_all() {
 Partition::Channel& Partition::channel_to(Partition& to, Time delay) {
   std::unique_ptr<Channel>& c = out_[to.index_];
   if (!c) {
-    c = std::make_unique<Channel>();
+    c = std::make_unique<Channel>(sim_.turns_from_start() ? Channel::kTurnsCapacity
+                                                          : Channel::kCapacity);
     c->from = this;
     to.in_.push_back(c.get());
   }

@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -193,6 +194,11 @@ class Simulation {
   // more than they run.
   static constexpr double kMinEventsPerLookahead = 1000;
   void set_min_events_per_lookahead(double n) { min_events_per_lookahead_ = n; }
+  // The partitions take turns on one thread from the start (set before
+  // setup(): the channels between partitions are sized by it).
+  bool turns_from_start() const {
+    return min_events_per_lookahead_ == std::numeric_limits<double>::infinity();
+  }
   // Instead of taking turns, a run that the first phase finds too sparse
   // stops there (RunEnd::kStopped, stopped_sparse()): the caller starts it
   // again on one partition, which runs without the partitions' overheads

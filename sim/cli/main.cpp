@@ -82,7 +82,8 @@ void catch_stop_signals(const std::vector<std::string>& temporaries) {
 
 const char* kUsage =
     "usage: rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] "
-    "[--force-threads] [--check] [--memory-limit SIZE] [--no-huge-pages] [--quiet]\n"
+    "[--force-threads] [--partitions N] [--check] [--memory-limit SIZE] [--no-huge-pages] "
+    "[--quiet]\n"
     "       rdmasim validate FILE [--set PATH=VALUE]... [--seed N] [--estimate] "
     "[--memory-limit SIZE]\n"
     "       rdmasim resolve FILE [--set PATH=VALUE]... [--seed N]\n"
@@ -100,7 +101,8 @@ struct Command {
 constexpr Command kCommands[] = {
     {"run",
      "rdmasim run FILE [--out DIR] [--set PATH=VALUE]... [--seed N] [--threads N] "
-     "[--force-threads] [--check] [--memory-limit SIZE] [--no-huge-pages] [--quiet]",
+     "[--force-threads] [--partitions N] [--check] [--memory-limit SIZE] [--no-huge-pages] "
+     "[--quiet]",
      "Runs a scenario and writes summary.json and trace.h5 (docs/cli.md)."},
     {"validate",
      "rdmasim validate FILE [--set PATH=VALUE]... [--seed N] [--estimate] [--memory-limit SIZE]",
@@ -141,6 +143,7 @@ struct Args {
   bool quiet = false;
   uint32_t threads = 1;
   bool force_threads = false;
+  uint32_t partitions = 0;        // --partitions: 0 chooses (RunOptions::partitions)
   bool huge_pages = true;         // --no-huge-pages turns it off
   bool check = kChecksByDefault;  // --check (on by default in Debug builds)
   std::string dot;
@@ -183,6 +186,9 @@ po::options_description options_for(const std::string& command) {
         "force-threads", po::bool_switch(),
         "keep the threads even when the first phase shows too few events per partition per "
         "lookahead for them to pay")(
+        "partitions", po::value<std::string>(),
+        "on one thread: split the network into N partitions that take turns, for the caches "
+        "(default: chosen by the fabric's size and traffic; 1: whole)")(
         "check", po::bool_switch(),
         "check the simulator's invariants while running (exit 8 if one is violated; "
         "docs/reliability.md)")(
@@ -237,18 +243,29 @@ Args parse(const std::string& command, int argc, char** argv) {
     }
     a.seed = std::stoull(s);
   }
-  if (vm.count("threads")) {
-    const std::string s = vm["threads"].as<std::string>();
+  // --threads and --partitions: a count from 1 to 64.
+  const auto count_of = [&](const char* option, const char* what) -> uint32_t {
+    const std::string s = vm[option].as<std::string>();
     const bool digits =
         !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
     const int n = digits ? std::stoi(s) : 0;
     if (n < 1 || n > 64) {
-      throw ScenarioError("--threads: \"" + s +
-                          "\" is not a thread count (expected an integer from 1 to 64)");
+      throw ScenarioError(std::string("--") + option + ": \"" + s + "\" is not a " + what +
+                          " count (expected an integer from 1 to 64)");
     }
-    a.threads = static_cast<uint32_t>(n);
-  }
+    return static_cast<uint32_t>(n);
+  };
+  if (vm.count("threads")) a.threads = count_of("threads", "thread");
   if (vm.count("force-threads")) a.force_threads = vm["force-threads"].as<bool>();
+  if (vm.count("partitions")) {
+    a.partitions = count_of("partitions", "partition");
+    if (a.threads > 1 && a.partitions != a.threads) {
+      throw ScenarioError("--partitions: " + std::to_string(a.partitions) + " with --threads " +
+                          std::to_string(a.threads) +
+                          " (expected --partitions only on one thread, or equal to --threads: "
+                          "each thread runs one partition)");
+    }
+  }
   if (vm.count("no-huge-pages") && vm["no-huge-pages"].as<bool>()) a.huge_pages = false;
   if (vm.count("check") && vm["check"].as<bool>()) a.check = true;
   if (vm.count("memory-limit")) {
@@ -314,6 +331,11 @@ int run(const Args& a) {
                      std::to_string(sc.topology.num_hosts()) +
                      " hosts (expected at most one thread per host)");
   }
+  if (a.partitions > sc.topology.num_hosts()) {
+    return bad_input("--partitions: " + std::to_string(a.partitions) +
+                     " is more than the scenario's " + std::to_string(sc.topology.num_hosts()) +
+                     " hosts (expected at most one partition per host)");
+  }
   if (a.threads > 1 && a.threads > usable_cpus() && !a.quiet) {
     // Allowed (results do not depend on it), but waiting threads then sleep
     // at once instead of spinning, and the run is likely slower.
@@ -353,6 +375,7 @@ int run(const Args& a) {
   RunOptions ro;
   ro.threads = a.threads;
   ro.force_threads = a.force_threads;
+  ro.partitions = a.threads > 1 ? 0 : a.partitions;
   ro.restart_when_sparse = true;  // its callbacks keep no state of the run
   ro.heap_huge_pages = a.huge_pages;
   ro.stop_signal = &g_stop_signal;

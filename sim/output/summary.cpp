@@ -389,6 +389,7 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
               {"heap_huge_page_bytes", r.wall.heap_huge_page_bytes},
               {"threads", r.threads},
               {"threads_used", r.threads_used},
+              {"partitions", r.partitions},
               {"restarted_on_one_thread", r.restarted_on_one_thread},
               {"first_attempt_seconds", r.wall.first_attempt_seconds},
               {"events_per_partition_lookahead", r.events_per_partition_lookahead},
@@ -412,6 +413,12 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
       to_human(r.sim_time), r.wall.load_seconds + r.wall.seconds,
       r.wall.load_seconds + r.wall.build_seconds, r.events, r.events / loop * 1e-6, r.packet_hops,
       r.packet_hops / loop * 1e-6);
+  if (r.threads == 1 && r.partitions > 1) {
+    out += fmt::format(
+        "  on 1 thread, the network in {} partitions taking turns, for the caches ({} phase{}; "
+        "--partitions 1 runs it whole)\n",
+        r.partitions, r.phases, r.phases == 1 ? "" : "s");
+  }
   if (r.threads > 1) {
     std::string per;
     for (uint64_t e : r.partition_events) per += (per.empty() ? "" : " / ") + std::to_string(e);

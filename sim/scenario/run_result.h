@@ -189,8 +189,11 @@ struct RunResult {
   uint64_t data_packet_hops = 0;    // ... that carried RDMA payload
   uint64_t control_frame_hops = 0;  // ... that were PFC or IB flow-control frames
   uint64_t packets_created = 0;
-  uint32_t threads = 1;  // partitions the run was split into (RunOptions::threads)
-  uint64_t phases = 0;   // synchronization phases of a partitioned run
+  uint32_t threads = 1;  // threads the run was given (RunOptions::threads)
+  // Partitions the network was split into: `threads`, or on one thread
+  // those that take turns for cache locality (RunOptions::partitions).
+  uint32_t partitions = 1;
+  uint64_t phases = 0;  // synchronization phases of a partitioned run
   // Threads it ran on: `threads`, or 1 when its partitions went on taking
   // turns on one thread (too few events per partition per lookahead).
   uint32_t threads_used = 1;

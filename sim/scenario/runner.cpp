@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -88,11 +89,17 @@ void flush_by_time_and_node(std::vector<std::vector<Event>>& parts, Time before,
 // A host weighs the mean traffic per host plus the bytes its workloads make
 // it send and receive: the receiver of an incast does the work of many
 // senders. The workloads are observers (they post into any partition).
+// What each host sends and receives, by its workloads.
+std::vector<int64_t> host_bytes(const Topology& topo, const Workloads& workloads) {
+  std::vector<int64_t> bytes(topo.num_hosts(), 0);
+  for (const Workload* w : workloads.all) w->host_bytes(bytes);
+  return bytes;
+}
+
 void place_partitions(Simulation& sim, const Topology& topo, const Fabric& fabric,
                       const Workloads& workloads, uint32_t threads) {
   sim.set_partitions(threads);
-  std::vector<int64_t> weight(topo.num_hosts(), 0);
-  for (const Workload* w : workloads.all) w->host_bytes(weight);
+  std::vector<int64_t> weight = host_bytes(topo, workloads);
   int64_t bytes = 0;
   for (const int64_t w : weight) bytes += w;
   const int64_t mean = std::max<int64_t>(1, bytes / std::max<int64_t>(1, topo.num_hosts()));
@@ -113,10 +120,8 @@ void place_partitions(Simulation& sim, const Topology& topo, const Fabric& fabri
 // after the run. Not movable: the probes they attach point into them.
 class Recorders {
  public:
-  Recorders(const Scenario& sc, const RunOptions& options)
-      : sc_(sc),
-        pfc_events_(std::max<uint32_t>(1, options.threads)),
-        drop_events_(std::max<uint32_t>(1, options.threads)) {
+  Recorders(const Scenario& sc, const RunOptions& options, uint32_t partitions)
+      : sc_(sc), pfc_events_(partitions), drop_events_(partitions) {
     if (!options.spool_dir.empty()) {
       spool_dir_ = options.spool_dir;
       spool_chunk_rows_ = options.spool_chunk_rows;
@@ -729,16 +734,24 @@ RunResult run_from_start(const Scenario& sc, const RunOptions& options,
   const Fabric fabric = build_fabric(sim, sc, scenario_format);
   Workloads workloads = build_workloads(sim, sc, fabric.nics);
   if (options.add_workloads) options.add_workloads(sim, fabric.nics, workloads.all);
-  // Placement.
-  if (threads > 1) place_partitions(sim, sc.topology, fabric, workloads, threads);
-  if (options.force_threads) {
+  // Placement: on threads one partition each; on one thread, partitions
+  // taking turns from the start when the fabric is large (for the caches).
+  uint32_t parts = threads;
+  if (threads == 1) {
+    parts = options.partitions != 0 ? options.partitions
+                                    : locality_partitions(host_bytes(sc.topology, workloads));
+  }
+  if (parts > 1) place_partitions(sim, sc.topology, fabric, workloads, parts);
+  if (threads == 1 && parts > 1) {
+    sim.set_min_events_per_lookahead(std::numeric_limits<double>::infinity());
+  } else if (options.force_threads) {
     sim.set_min_events_per_lookahead(0);
     sim.set_adapt_to_starvation(false);
   } else if (threads > 1 && options.restart_when_sparse) {
     sim.set_stop_when_sparse(true);
   }
   // Recorders.
-  Recorders recorders(sc, options);
+  Recorders recorders(sc, options, parts);
   recorders.attach(sim, fabric, *workloads.flows);
   recorders.attach(workloads.collectives);
   // The progress hook is also where the run polls its stops from outside
@@ -847,14 +860,15 @@ RunResult run_from_start(const Scenario& sc, const RunOptions& options,
   r.fingerprint = sim.fingerprint();
   r.packets_created = sim.packets_created();
   r.threads = threads;
+  r.partitions = parts;
   r.phases = sim.phases();
   r.threads_used = sim.threads_used();
   r.events_per_partition_lookahead = sim.events_per_partition_lookahead();
   r.thread_sleeps = sim.thread_sleeps();
   r.starved_windows = sim.starved_windows();
   r.starved_turns_seconds = sim.starved_turns_seconds();
-  if (threads > 1) {
-    for (uint32_t i = 0; i < threads; ++i) {
+  if (parts > 1) {
+    for (uint32_t i = 0; i < parts; ++i) {
       r.partition_events.push_back(sim.partition(i).events_dispatched());
     }
   }
@@ -886,6 +900,15 @@ RunResult run_from_start(const Scenario& sc, const RunOptions& options,
 
 }  // namespace
 
+uint32_t locality_partitions(const std::vector<int64_t>& host_bytes) {
+  const auto hosts = static_cast<uint32_t>(host_bytes.size());
+  if (hosts < kLocalityMinHosts) return 1;
+  const auto busy = static_cast<uint32_t>(
+      std::count_if(host_bytes.begin(), host_bytes.end(), [](int64_t b) { return b > 0; }));
+  if (2 * static_cast<uint64_t>(busy) < hosts) return 1;
+  return std::min(kMaxLocalityPartitions, hosts / kHostsPerLocalityPartition);
+}
+
 RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   RunResult first = run_from_start(sc, options, wall_start);
@@ -896,6 +919,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   // partitioned run would have had too (sim/simulation.h contract 5).
   RunOptions one = options;
   one.threads = 1;
+  one.partitions = 1;  // one thread's results, without partitions' overheads
   RunResult r = run_from_start(sc, one, wall_start);
   r.threads = first.threads;
   r.threads_used = 1;

@@ -37,6 +37,13 @@ struct RunOptions {
   // Threads: the network is split into this many partitions
   // (topologies/partition.h), run side by side (sim/simulation.h contract 5).
   uint32_t threads = 1;
+  // On one thread: the network is split into this many partitions that
+  // take turns (each runs a lookahead's worth of its events, then the
+  // next), so that a large fabric's state is touched a part at a time and
+  // stays in the caches; the results are one partition's, the fingerprint
+  // is the partitions'. 0: chosen by locality_partitions(); 1: whole. With
+  // threads > 1 it must be 0 or `threads` (one partition per thread).
+  uint32_t partitions = 0;
   // Keep the threads even when the first phase shows too few events per
   // partition per lookahead for them to pay (Simulation::threads_used).
   bool force_threads = false;
@@ -84,5 +91,17 @@ struct RunOptions {
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});
+
+// The partitions a run on one thread takes turns with when
+// RunOptions::partitions is 0, from the bytes each host sends and receives
+// (Workload::host_bytes): 1 (the network whole) below kLocalityMinHosts
+// hosts, or when fewer than half of them send or receive anything (a sparse
+// run would pay a pass per partition per lookahead for little work); else
+// one per kHostsPerLocalityPartition hosts, at most kMaxLocalityPartitions.
+// Measured on fat-trees of 1,024 and 8,192 hosts (docs/performance.md).
+inline constexpr uint32_t kLocalityMinHosts = 1024;
+inline constexpr uint32_t kHostsPerLocalityPartition = 128;
+inline constexpr uint32_t kMaxLocalityPartitions = 32;
+uint32_t locality_partitions(const std::vector<int64_t>& host_bytes);
 
 }  // namespace rdmasim

@@ -153,6 +153,30 @@ EOF
     run run "$quickstart" --out "$tmp/zeros" --threads 0002 --quiet
     expect_code 0
     ;;
+  partitions-bad)
+    for n in 0 abc 65 -1; do
+      run run "$quickstart" --out "$tmp/out" --partitions "$n" --quiet
+      expect_code 2
+      expect_error_line "--partitions"
+    done
+    # With threads, one partition per thread: another count is refused.
+    run run "$quickstart" --out "$tmp/out" --threads 2 --partitions 1 --quiet
+    expect_code 2
+    expect_error_line "--partitions: 1 with --threads 2"
+    # The quick-start network has two hosts: at most two partitions; refused
+    # before anything is written or removed.
+    good_run "$tmp/prev"
+    run run "$quickstart" --out "$tmp/prev" --partitions 3 --quiet
+    expect_code 2
+    expect_error_line "more than the scenario's 2 hosts"
+    [ -f "$tmp/prev/summary.json" ] || fail "$shown: removed the earlier run's summary.json"
+    # Two partitions taking turns: the run says so, and --threads 2
+    # --partitions 2 is the same as --threads 2.
+    good_run "$tmp/p2" --partitions 2
+    /usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["run"]; sys.exit(0 if (r["partitions"], r["threads"], r["threads_used"]) == (2, 1, 1) else 1)' \
+      "$tmp/p2/summary.json" || fail "$shown: run.partitions is not 2 on one thread"
+    good_run "$tmp/t2" --threads 2 --partitions 2
+    ;;
   threads-deterministic)
     # Two threads, twice: identical; and identical to one thread but for the
     # run's own figures. The quickstart's one flow is far too sparse for two

@@ -4,7 +4,9 @@
 # Runs SCENARIO on one thread and on each of COUNTS threads (default "2 3";
 # sim/simulation.h contract 5) and compares what they wrote: trace.h5 byte
 # for byte, and summary.json but for its "run" figures and the fingerprint
-# (a chain per partition). Every count runs with --force-threads: without
+# (a chain per partition). A count pN is one thread with the network in N
+# partitions taking turns (--partitions N); the one-thread reference runs
+# the network whole (--partitions 1). Every count runs with --force-threads: without
 # it most of these scenarios are too sparse for threads and start again on
 # one thread (docs/cli.md), which would compare one thread with one thread;
 # that path is tested by the CLI's threads-deterministic check and the
@@ -32,9 +34,12 @@ trap 'rm -rf "$tmp"' EXIT
 
 counts=""
 for n in $first $asked; do
-  force=""
-  [ "$n" -gt 1 ] && force="--force-threads"
-  "$rdmasim" run "$scenario" --out "$tmp/t$n" --threads "$n" $force --check --quiet 2>"$tmp/err"
+  case $n in
+    p*) how="--threads 1 --partitions ${n#p}" ;;
+    1) how="--threads 1 --partitions 1" ;;
+    *) how="--threads $n --force-threads" ;;
+  esac
+  "$rdmasim" run "$scenario" --out "$tmp/t$n" $how --check --quiet 2>"$tmp/err"
   code=$?
   # More threads than hosts is refused: fewer counts to compare.
   if [ "$code" -eq 2 ] && grep -q "more than the scenario's" "$tmp/err"; then continue; fi
@@ -44,7 +49,7 @@ for n in $first $asked; do
     cat "$tmp/err" >&2
     exit 1
   }
-  [ "$n" -eq 1 ] || counts="$counts $n"
+  [ "$n" = 1 ] || counts="$counts $n"
 done
 [ -n "$counts" ] || { echo "FAIL: $scenario: ran on no more than one thread" >&2; exit 1; }
 # Compared with one thread; with "only", the later counts with the first.
