@@ -200,7 +200,8 @@ void Credits::on_update() {
 }
 
 void Credits::on_period() {
-  for (uint32_t i = 0; i < lane_.size(); ++i) send(static_cast<uint8_t>(i));
+  const size_t vls = std::min<size_t>(lane_.size(), params_.data_vls);
+  for (size_t i = 0; i < vls; ++i) send(static_cast<uint8_t>(i));
   ctx_->schedule_in(period_, params_.period);
 }
 

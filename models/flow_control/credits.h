@@ -107,6 +107,9 @@ class Credits final : public LinkFlowControl {
     Time period = Time::infinite();    // also send every VL's FCCL this often
     Bytes shared_buffer;               // shared by the data VLs beyond their vl_buffer
     Time shared_idle = Time::us(10);   // a VL idle this long may lose its pool claim
+    // The port's data VLs (fabric.infiniband.op_vls): periodic packets go
+    // for these alone, not for lanes a port has beyond them.
+    uint8_t data_vls = kEthernetPriorities;
   };
 
   explicit Credits(uint8_t lanes = kEthernetPriorities);

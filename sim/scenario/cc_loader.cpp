@@ -23,8 +23,10 @@ std::shared_ptr<const CcConfig> read_cc(JsonReader r, const CcConfig* inherit) {
   std::unique_ptr<CcConfig> cfg = same ? inherit->clone() : alg.new_config();
   JsonReader keys = r.object(alg.name);
   keys.read_into(cfg->fields_type(), cfg->fields(), same);
+  // The problem starts with the key it concerns; it is the algorithm's own
+  // text, of bounded length: whole, not clipped as a key echoed from input.
   if (const std::string problem = cfg->check(); !problem.empty()) {
-    throw ScenarioError(keys.path_of(problem));
+    throw ScenarioError(keys.path().empty() ? problem : keys.path() + "." + problem);
   }
   keys.finish();
   r.finish();

@@ -342,6 +342,7 @@ void read_fabric(JsonReader r, FabricConfig& f) {
       ib.fail("op_vls", std::to_string(f.op_vls) + " is not a VL count a port can operate",
               "1, 2, 4 or 8 (IBA OperationalVLs)");
     }
+    f.credits.data_vls = static_cast<uint8_t>(f.op_vls);
     read_ib_qos(ib.object("qos"), f.op_vls, f.ib_qos_ca, f.ib_qos_swe);
     ib.finish();
   }

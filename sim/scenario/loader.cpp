@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "models/proto/infiniband.h"
 #include "models/switch/switch.h"
 #include "sim/hash.h"
 #include "sim/scenario/input_limits.h"
@@ -115,6 +116,32 @@ void check_switch_buffers(const Scenario& sc) {
           std::to_string(static_cast<int64_t>(std::min<__int128>(need, INT64_MAX))) +
           " bytes) (expected a larger buffer, or smaller reserve or headroom)");
     }
+  }
+}
+
+// InfiniBand with a periodic flow-control packet per data VL: the packets
+// go ahead of all data, so a period no longer than they take on a link
+// leaves that link nothing else to send (a run that never ends, its queue
+// of flow-control packets growing): refused at load, for the slowest
+// credited link.
+void check_credit_period(const Scenario& sc) {
+  const Time period = sc.fabric.credits.period;
+  if (sc.fabric.transport != Transport::kInfiniband || period.is_infinite()) return;
+  const TopoLink* slowest = nullptr;
+  for (const TopoLink& l : sc.topology.links()) {
+    if (l.kind == LinkKind::kNvlink) continue;  // NVLink runs no credits
+    if (slowest == nullptr || l.rate.in_bps() < slowest->rate.in_bps()) slowest = &l;
+  }
+  if (slowest == nullptr) return;
+  const int64_t bytes = int64_t{InfinibandFormat::flow_control().wire_bytes(0)} * sc.fabric.op_vls;
+  const Time busy = Serializer(slowest->rate).next(Bytes(bytes));
+  if (period <= busy) {
+    throw ScenarioError("fabric.infiniband.credits.period: " + to_string(period) +
+                        " is no longer than the " + std::to_string(sc.fabric.op_vls) +
+                        " data VLs' flow-control packets take on a " + to_string(slowest->rate) +
+                        " link (" + to_string(busy) +
+                        "): the link would carry nothing else (expected more than " +
+                        to_string(busy) + ", or none)");
   }
 }
 
@@ -236,6 +263,7 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
   top.finish();
 
   check_switch_buffers(sc);
+  check_credit_period(sc);
   sc.routes = compute_routes(sc.topology, sc.static_routes, routing_engine(sc.fabric));
   if (sc.routes.unreachable()) {
     const auto [a, b] = *sc.routes.unreachable();

@@ -67,8 +67,10 @@ const Fields<Credits::Params>& credits_params() {
     f.time("period", &P::period, Time::ps(1))
         .word("none", Time::infinite(), "flow-control packets only when blocks are freed")
         .doc(
-            "also send every VL's FCCL and FCTBS this often; recovers the credits of data "
-            "packets lost to bit errors (without it they stay lost)")
+            "also send every data VL's FCCL and FCTBS this often; recovers the credits of data "
+            "packets lost to bit errors (without it they stay lost); longer than op_vls "
+            "flow-control packets take on the slowest InfiniBand link (6 bytes each), which "
+            "would otherwise carry nothing else")
         .source("IBA Vol 1 §7.9.4: at least every 65,536 symbol times");
     return f;
   }();

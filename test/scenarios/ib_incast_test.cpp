@@ -379,3 +379,26 @@ TEST_CASE("InfiniBand VL buffer samples: the senders' receive buffers at the swi
   for (const auto& [port, n] : full) ports_full += n == 31 ? 1 : 0;
   CHECK(ports_full == 16);
 }
+
+TEST_CASE("periodic flow-control packets go for the operational data VLs alone",
+          "[quick][infiniband]") {
+  // Every flow-control packet on the wire is one of a data VL's: with a
+  // period, a port that has more lanes than fabric.infiniband.op_vls sent
+  // packets for VLs that do not exist (counted on the links, on no VL).
+  for (const int op_vls : {1, 2}) {
+    INFO("op_vls " << op_vls);
+    const RunResult r = run_text(ib_pair(R"("infiniband": {"op_vls": )" + std::to_string(op_vls) +
+                                             R"(, "credits": {"period": "100ns"}})",
+                                         "256KiB"))
+                            .result;
+    REQUIRE(r.status == RunStatus::kComplete);
+    REQUIRE(r.ib_fc_packets_by_vl.size() == static_cast<size_t>(op_vls));
+    uint64_t by_vl = 0;
+    for (const uint64_t n : r.ib_fc_packets_by_vl) by_vl += n;
+    CHECK(by_vl == r.control_frame_hops);
+    // Four credited ports (two cables), one periodic packet per data VL
+    // each per 100 ns: at least that many over the run.
+    CHECK(r.control_frame_hops >=
+          4 * static_cast<uint64_t>(op_vls) * static_cast<uint64_t>(r.sim_time / Time::ns(100)));
+  }
+}
