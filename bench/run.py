@@ -190,6 +190,8 @@ def run_once(binary, scenario, role, threads=1):
         "cpu_seconds": usage.ru_utime + usage.ru_stime,
         # Partitioned runs (--threads): phases and events per partition.
         "threads": inner.get("threads", 1),
+        # What the network was split into (older binaries: the threads).
+        "partitions": inner.get("partitions", inner.get("threads", 1)),
         "phases": inner.get("phases", 0),
         "partition_events": inner.get("partition_events", []),
     })
@@ -232,7 +234,7 @@ def summarize(runs):
     first = runs[0]
     out = {k: first[k] for k in COUNTS}
     out["fingerprint"] = first["fingerprint"]
-    for k in ("threads", "phases", "partition_events"):
+    for k in ("threads", "partitions", "phases", "partition_events"):
         out[k] = first[k]
     out["wall_seconds"] = median(r["wall_seconds"] for r in runs)
     out["sim_wall_seconds"] = median(r["sim_wall_seconds"] for r in runs)
@@ -368,12 +370,13 @@ def main(argv=None):
                 entry["ratios"] = {k: ratio(cand[k], base[k]) for k in RATES + COSTS}
                 entry["ratios_best"] = {k: ratio(cand["best"][k], base["best"][k])
                                         for k in RATES + ("sim_wall_seconds",)}
-                # The fingerprint depends on the thread count (one chain per
-                # partition); across thread counts the counts must agree.
-                same_threads = args.threads == args.baseline_threads
+                # The fingerprint depends on the partitions (one chain per
+                # partition: threads, or partitions taking turns on one);
+                # across partition counts the counts must agree.
                 entry["same_results"] = all(
                     all(r[k] == base[k] for k in COUNTS)
-                    and (not same_threads or r["fingerprint"] == base["fingerprint"])
+                    and (r["partitions"] != base["partitions"]
+                         or r["fingerprint"] == base["fingerprint"])
                     for r in runs["candidate"] + runs["baseline"])
                 if not entry["same_results"]:
                     print(f"WARNING: {name}: candidate and baseline differ in events or "

@@ -572,7 +572,7 @@ void Simulation::run_phase_serial(Time cap, uint64_t cap_class_tag) {
 
 RunEnd Simulation::run_partitioned(Time stop_at) {
   if (!decided_ && min_events_per_lookahead_ == std::numeric_limits<double>::infinity()) {
-    decided_ = serial_ = density_serial_ = true;  // turns from the start (tests)
+    decided_ = serial_ = density_serial_ = true;  // turns from the start
   }
   if (!workers_ && !serial_) workers_ = std::make_unique<Workers>(*this);
   oversubscribed_ = partitions() > usable_cpus();
@@ -601,8 +601,12 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
   for (;;) {
     Key last{Time::zero(), 0};
     if (stop_requested_) {
+      // Stopped between phases (a signal, the wall-clock limit, an event
+      // budget): the run has simulated as far as its partitions got, which
+      // the control clock (moved only by observers) may be far behind.
       end = RunEnd::kStopped;
       end_time = control_->now_;
+      for (const auto& part : parts_) end_time = std::max(end_time, part->now_);
       break;
     }
     if (released(&last)) {
@@ -653,7 +657,11 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
     Key cap = std::min(observer, Key{stop_at, UINT64_MAX});
     if (!lookahead_.is_infinite()) {
       int64_t lookaheads = kFirstPhaseLookaheads;
-      if (decided_) {
+      if (turns_from_start()) {
+        // No threads to keep apart, so barriers cost little: short phases,
+        // between which stops, progress and flushes are looked at.
+        lookaheads = kTurnsPhaseLookaheads;
+      } else if (decided_) {
         phase_lookaheads_ = phase_lookaheads_ == 0
                                 ? kGrowFromLookaheads
                                 : std::min(2 * phase_lookaheads_, kPhaseLookaheads);

@@ -180,13 +180,18 @@ class Simulation {
   // A phase reaches at most this many lookaheads past the earliest event:
   // the first kFirstPhaseLookaheads (the density decision's sample), the
   // next kGrowFromLookaheads, and each later one twice the one before, up to
-  // kPhaseLookaheads (with turns forced from the start, a test's mode, there
-  // is no sample: the first is kGrowFromLookaheads). Short phases at the
+  // kPhaseLookaheads (with turns from the start there is no sample: see
+  // kTurnsPhaseLookaheads). Short phases at the
   // start give the starvation policy early decision points (it can switch
   // only between phases); long ones later keep the barriers rare.
   static constexpr int64_t kFirstPhaseLookaheads = 64;
   static constexpr int64_t kGrowFromLookaheads = 32;
   static constexpr int64_t kPhaseLookaheads = 256;
+  // Partitions taking turns from the start (turns_from_start()): every
+  // phase is this many lookaheads, so that a large fabric on one thread
+  // looks at its stops (a signal, the wall-clock limit) about as often as
+  // it would whole (a wall second at 8,192 hosts is some 20 lookaheads).
+  static constexpr int64_t kTurnsPhaseLookaheads = 8;
   // A partitioned run whose first phase runs fewer events than this per
   // partition per lookahead goes on with its partitions taking turns on one
   // thread (set_min_events_per_lookahead(0) keeps the threads; infinity

@@ -808,7 +808,14 @@ RunResult run_from_start(const Scenario& sc, const RunOptions& options,
           if (!options.progress || s.events_dispatched() < next_progress) return;
           next_progress = s.events_dispatched() + kProgressEvery;
           const int64_t delivered = workloads.bytes_delivered();
-          Progress p{s.now(), sc.stop.time, s.events_dispatched(),
+          // Partitioned, between phases: everything before the next event
+          // has run (the clock now() is the observers', which may lag).
+          Time shown = s.now();
+          if (s.partitions() > 1) {
+            const Time next = sim.next_event_time();
+            if (!next.is_infinite()) shown = std::max(shown, std::min(next, sc.stop.time));
+          }
+          Progress p{shown, sc.stop.time, s.events_dispatched(),
                      total > 0 ? static_cast<double>(delivered) / static_cast<double>(total) : 0.0};
           options.progress(p);
         },

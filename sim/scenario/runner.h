@@ -40,9 +40,10 @@ struct RunOptions {
   // On one thread: the network is split into this many partitions that
   // take turns (each runs a lookahead's worth of its events, then the
   // next), so that a large fabric's state is touched a part at a time and
-  // stays in the caches; the results are one partition's, the fingerprint
-  // is the partitions'. 0: chosen by locality_partitions(); 1: whole. With
-  // threads > 1 it must be 0 or `threads` (one partition per thread).
+  // stays in the caches; the results are the whole network's, the
+  // fingerprint is the partitions'. 0: chosen by locality_partitions(); 1:
+  // whole. Ignored with threads > 1 (one partition per thread; the CLI
+  // refuses another count), and by a restart on one thread (whole).
   uint32_t partitions = 0;
   // Keep the threads even when the first phase shows too few events per
   // partition per lookahead for them to pay (Simulation::threads_used).
