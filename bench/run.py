@@ -190,8 +190,10 @@ def run_once(binary, scenario, role, threads=1):
         "cpu_seconds": usage.ru_utime + usage.ru_stime,
         # Partitioned runs (--threads): phases and events per partition.
         "threads": inner.get("threads", 1),
-        # What the network was split into (older binaries: the threads).
-        "partitions": inner.get("partitions", inner.get("threads", 1)),
+        # What the network was split into (older binaries: the threads, or
+        # one after a start again on one thread).
+        "partitions": inner.get("partitions", 1 if inner.get("restarted_on_one_thread")
+                                else inner.get("threads", 1)),
         "phases": inner.get("phases", 0),
         "partition_events": inner.get("partition_events", []),
     })

@@ -620,6 +620,7 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
     if (progress_hook_ && events_dispatched() >= next_progress) {
       progress_hook_(*this);
       next_progress = events_dispatched() + progress_every_;
+      if (stop_requested_) continue;  // seen now, not after one more phase
     }
     Key first;  // the earliest event of any partition
     for (const auto& part : parts_) {

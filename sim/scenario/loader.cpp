@@ -123,7 +123,8 @@ void check_switch_buffers(const Scenario& sc) {
 // go ahead of all data, so a period no longer than they take on a link
 // leaves that link nothing else to send (a run that never ends, its queue
 // of flow-control packets growing): refused at load, for the slowest
-// credited link.
+// credited link. (A period just above leaves data a sliver of the link: a
+// valid run that crawls; docs/infiniband.md.)
 void check_credit_period(const Scenario& sc) {
   const Time period = sc.fabric.credits.period;
   if (sc.fabric.transport != Transport::kInfiniband || period.is_infinite()) return;
@@ -137,9 +138,10 @@ void check_credit_period(const Scenario& sc) {
   const Time busy = Serializer(slowest->rate).next(Bytes(bytes));
   if (period <= busy) {
     throw ScenarioError("fabric.infiniband.credits.period: " + to_string(period) +
-                        " is no longer than the " + std::to_string(sc.fabric.op_vls) +
-                        " data VLs' flow-control packets take on a " + to_string(slowest->rate) +
-                        " link (" + to_string(busy) +
+                        " is no longer than the flow-control packets of " +
+                        std::to_string(sc.fabric.op_vls) +
+                        (sc.fabric.op_vls == 1 ? " data VL" : " data VLs") + " take on a " +
+                        to_string(slowest->rate) + " link (" + to_string(busy) +
                         "): the link would carry nothing else (expected more than " +
                         to_string(busy) + ", or none)");
   }

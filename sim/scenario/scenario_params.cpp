@@ -70,7 +70,8 @@ const Fields<Credits::Params>& credits_params() {
             "also send every data VL's FCCL and FCTBS this often; recovers the credits of data "
             "packets lost to bit errors (without it they stay lost); longer than op_vls "
             "flow-control packets take on the slowest InfiniBand link (6 bytes each), which "
-            "would otherwise carry nothing else")
+            "would otherwise carry nothing else (just above that, data gets a sliver of the "
+            "link and the run crawls)")
         .source("IBA Vol 1 §7.9.4: at least every 65,536 symbol times");
     return f;
   }();
