@@ -85,10 +85,6 @@ void flush_by_time_and_node(std::vector<std::vector<Event>>& parts, Time before,
   out.append(batch.begin(), batch.end());
 }
 
-// Placement: each node and the links into it run in the node's partition.
-// A host weighs the mean traffic per host plus the bytes its workloads make
-// it send and receive: the receiver of an incast does the work of many
-// senders. The workloads are observers (they post into any partition).
 // What each host sends and receives, by its workloads.
 std::vector<int64_t> host_bytes(const Topology& topo, const Workloads& workloads) {
   std::vector<int64_t> bytes(topo.num_hosts(), 0);
@@ -96,6 +92,10 @@ std::vector<int64_t> host_bytes(const Topology& topo, const Workloads& workloads
   return bytes;
 }
 
+// Placement: each node and the links into it run in the node's partition.
+// A host weighs the mean traffic per host plus the bytes its workloads make
+// it send and receive: the receiver of an incast does the work of many
+// senders. The workloads are observers (they post into any partition).
 void place_partitions(Simulation& sim, const Topology& topo, const Fabric& fabric,
                       const Workloads& workloads, uint32_t threads) {
   sim.set_partitions(threads);
