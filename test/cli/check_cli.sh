@@ -61,6 +61,15 @@ expect_error_line() {
 }
 
 # A good run into $1 (more arguments go to rdmasim); checks outputs.
+# OPTION with values that are not a count from 1 to 64: exit 2, one line.
+refuse_counts() {
+  for n in 0 abc 65 -1; do
+    run run "$quickstart" --out "$tmp/out" "$1" "$n" --quiet
+    expect_code 2
+    expect_error_line "$1"
+  done
+}
+
 good_run() {
   dir=$1
   shift
@@ -135,11 +144,7 @@ EOF
       fail "summary.json differs (outside \"run\") between two identical runs"
     ;;
   threads-bad)
-    for n in 0 abc 65 -1; do
-      run run "$quickstart" --out "$tmp/out" --threads "$n" --quiet
-      expect_code 2
-      expect_error_line "--threads"
-    done
+    refuse_counts --threads
     # The quick-start network has two hosts: at most two threads. Refused
     # before anything is written or removed: an earlier run's outputs stay.
     good_run "$tmp/prev"
@@ -154,11 +159,7 @@ EOF
     expect_code 0
     ;;
   partitions-bad)
-    for n in 0 abc 65 -1; do
-      run run "$quickstart" --out "$tmp/out" --partitions "$n" --quiet
-      expect_code 2
-      expect_error_line "--partitions"
-    done
+    refuse_counts --partitions
     # With threads, one partition per thread: another count is refused.
     run run "$quickstart" --out "$tmp/out" --threads 2 --partitions 1 --quiet
     expect_code 2
