@@ -1,4 +1,5 @@
-// Partition: one thread's share of a simulation. It has its own clock, future
+// Partition: a share of a simulation that one thread runs at a time (its own,
+// or one whose partitions take turns). It has its own clock, future
 // event set and packet pool; the components assigned to it schedule through
 // it (Component::ctx()), so running partitions side by side needs no locks.
 //
@@ -277,6 +278,7 @@ class Partition {
 
   Simulation& sim_;
   uint32_t index_;
+  uint32_t group_ = 0;  // the thread it runs on (Simulation::set_threads)
   const Phase* phase_;
   WaitList* waits_;
   Time now_;

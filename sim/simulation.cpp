@@ -29,9 +29,9 @@ Component::Component(Simulation& sim, std::string name)
 // cores), then sleeps on the atomic, saying so first, so that the other
 // side makes the system call only then.
 struct Simulation::Workers {
-  explicit Workers(Simulation& owner) : sim(owner), tids(owner.partitions()) {
+  explicit Workers(Simulation& owner) : sim(owner), tids(owner.threads()) {
     tids[0].store(current_thread_id());
-    for (uint32_t i = 1; i < sim.partitions(); ++i) threads.emplace_back([this, i] { work(i); });
+    for (uint32_t i = 1; i < sim.threads(); ++i) threads.emplace_back([this, i] { work(i); });
   }
   // The kernel ids of the run's threads (this one first), once each has
   // started: what the starvation policy watches.
@@ -52,7 +52,6 @@ struct Simulation::Workers {
   }
   void work(uint32_t i) {
     tids[i].store(current_thread_id(), std::memory_order_release);
-    Partition& part = *sim.parts_[i];
     uint64_t seen = 0;
     for (;;) {
       for (int spin = 0;; ++spin) {
@@ -64,8 +63,8 @@ struct Simulation::Workers {
         backoff(spin, [&] { sleep_on(start.generation, g, start.sleepers); });
       }
       if (start.quit) return;
-      part.run_phase(seen, start.cap, start.cap_class_tag);
-      if (start.main_sleeping.load() != 0) part.shared_.quiet.notify_one();
+      sim.run_group_phase(i, seen, start.cap, start.cap_class_tag);
+      if (start.main_sleeping.load() != 0) sim.groups_[i].back()->shared_.quiet.notify_one();
     }
   }
   // Runs partition 0 here and the others on the workers, to the cap.
@@ -75,9 +74,10 @@ struct Simulation::Workers {
     const uint64_t g = ++sim.generation_;
     start.generation.store(g);
     if (start.sleepers.load() != 0) start.generation.notify_all();
-    sim.parts_[0]->run_phase(g, cap, cap_class_tag);
-    for (uint32_t i = 1; i < sim.partitions(); ++i) {
-      std::atomic<uint64_t>& q = sim.parts_[i]->shared_.quiet;
+    sim.run_group_phase(0, g, cap, cap_class_tag);
+    // Each thread's partitions go quiet in turn; its last one, last.
+    for (uint32_t i = 1; i < sim.threads(); ++i) {
+      std::atomic<uint64_t>& q = sim.groups_[i].back()->shared_.quiet;
       uint64_t v = q.load(std::memory_order_acquire);
       for (int spin = 0; v != g; ++spin) {
         backoff(spin, [&] { sleep_on(q, v, start.main_sleeping); });
@@ -121,6 +121,8 @@ struct Simulation::Workers {
 Simulation::Simulation(uint64_t seed) : seed_(seed) {
   parts_.push_back(std::make_unique<Partition>(*this, 0, &phase_, &waits_));
   control_ = parts_[0].get();
+  all_parts_ = {control_};
+  groups_ = {all_parts_};
 }
 
 Simulation::~Simulation() {
@@ -162,6 +164,23 @@ void Simulation::set_partitions(uint32_t n) {
   PacketPool::connect(pools);
   own_control_ = std::make_unique<Partition>(*this, n, &phase_, &waits_);
   control_ = own_control_.get();
+  all_parts_.clear();
+  for (const auto& p : parts_) all_parts_.push_back(p.get());
+  set_threads(n);
+}
+
+void Simulation::set_threads(uint32_t t) {
+  if (phase_ != Phase::kBuild) throw std::logic_error("set_threads() after setup()");
+  if (t < 1 || t > partitions())
+    throw std::invalid_argument("threads must be from 1 to the number of partitions");
+  // Contiguous groups, as even as they go: partition i on thread i * t / n.
+  const uint32_t n = partitions();
+  groups_.assign(t, {});
+  for (uint32_t i = 0; i < n; ++i) {
+    const auto g = static_cast<uint32_t>(uint64_t{i} * t / n);
+    parts_[i]->group_ = g;
+    groups_[g].push_back(parts_[i].get());
+  }
 }
 
 void Simulation::setup() {
@@ -325,8 +344,8 @@ void Partition::drain_all() {
 Partition::Channel& Partition::channel_to(Partition& to, Time delay) {
   std::unique_ptr<Channel>& c = out_[to.index_];
   if (!c) {
-    c = std::make_unique<Channel>(sim_.turns_from_start() ? Channel::kTurnsCapacity
-                                                          : Channel::kCapacity);
+    c = std::make_unique<Channel>(sim_.partitions_take_turns() ? Channel::kTurnsCapacity
+                                                               : Channel::kCapacity);
     c->from = this;
     to.in_.push_back(c.get());
   }
@@ -342,11 +361,12 @@ void Partition::send(Channel& c, const Transfer& x) {
   while (!c.push(x)) {
     // Another partition failed and will not take frames in any more.
     if (sim_.aborted_.load(std::memory_order_relaxed)) throw Simulation::Aborted{};
-    drain_all();  // its receiver may be blocked on a channel to this one
-    // Taking turns, the receiver runs only after this pass: take the frames
-    // in for it (one thread; they are due at or after its clock, and when
+    // Its receiver may be blocked on a channel to this one, or to another
+    // partition of this thread, which runs only after this pass; and if the
+    // receiver takes turns on this thread, it too runs only after this pass.
+    // Take their frames in (they are due at or after their clocks, and when
     // frames are taken in never changes a result).
-    if (sim_.serial_) c.drain();
+    for (Partition* p : sim_.turn_mates(*this)) p->drain_all();
     __builtin_ia32_pause();
   }
   c.blocked.store(false, std::memory_order_relaxed);
@@ -570,12 +590,69 @@ void Simulation::run_phase_serial(Time cap, uint64_t cap_class_tag) {
   if (aborted_.load()) std::rethrow_exception(error_);
 }
 
+void Simulation::run_group_phase(uint32_t t, uint64_t g, Time cap, uint64_t cap_class_tag) {
+  const std::vector<Partition*>& group = groups_[t];
+  if (group.size() == 1) {
+    group[0]->run_phase(g, cap, cap_class_tag);
+    return;
+  }
+  // As run_phase_serial, for this thread's partitions, waiting when none of
+  // them can run (their inputs from other threads are behind), and then as
+  // Partition::run_phase: done, taking frames in until every sender is.
+  const size_t n = group.size();
+  std::vector<Time> drained_for(n, Time::ps(-1));
+  std::vector<char> done(n, 0);
+  size_t left = n;
+  WaitList::Waiter w;
+  try {
+    while (left > 0 && !aborted_.load(std::memory_order_relaxed)) {
+      bool moved = false;
+      for (size_t i = 0; i < n; ++i) {
+        if (done[i]) continue;
+        bool ran = false;
+        if (group[i]->pass(g, cap, cap_class_tag, drained_for[i], ran)) {
+          done[i] = 1;
+          group[i]->shared_.done.store(g);
+          waits_.wake();
+          --left;
+          ran = true;
+        }
+        moved = moved || ran;
+      }
+      if (moved) {
+        waits_.progress(w);
+      } else {
+        group[0]->wait_a_little(w);
+      }
+    }
+  } catch (...) {
+    fail(std::current_exception());
+  }
+  for (Partition* p : group) p->shared_.done.store(g);
+  waits_.wake();
+  try {
+    for (;;) {
+      bool all = true;
+      for (Partition* p : group) {
+        for (const Partition::Channel* c : p->in_) all = all && c->from->shared_.done.load() == g;
+        p->drain_all();
+      }
+      if (all || aborted_.load(std::memory_order_relaxed)) break;
+      group[0]->wait_a_little(w);
+    }
+  } catch (...) {
+    fail(std::current_exception());
+  }
+  waits_.progress(w);
+  for (Partition* p : group) p->shared_.quiet.store(g);
+}
+
 RunEnd Simulation::run_partitioned(Time stop_at) {
   if (!decided_ && min_events_per_lookahead_ == std::numeric_limits<double>::infinity()) {
     decided_ = serial_ = density_serial_ = true;  // turns from the start
   }
   if (!workers_ && !serial_) workers_ = std::make_unique<Workers>(*this);
-  oversubscribed_ = partitions() > usable_cpus();
+  oversubscribed_ = threads() > usable_cpus();
   // Threads kept off their CPUs by other processes: take turns while that
   // pays (sim/starvation.h). Not once the first phase chose turns, nor when
   // the threads are forced.
@@ -707,7 +784,8 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
       const double lookaheads = std::max(1.0, static_cast<double>((cap.time - first.time).in_ps()) /
                                                   static_cast<double>(lookahead_.in_ps()));
       per_lookahead_ = static_cast<double>(ran) / (partitions() * lookaheads);
-      if (per_lookahead_ < min_events_per_lookahead_) {
+      // A thread waits once per pass over its group: weigh the group.
+      if (per_lookahead_ * partitions() / threads() < min_events_per_lookahead_) {
         serial_ = density_serial_ = true;
         workers_.reset();
         if (stop_when_sparse_) {

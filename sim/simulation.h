@@ -22,7 +22,8 @@
 //     detectors, traffic generators, fault injectors: anything that reads or
 //     writes more than one node). run() then proceeds in phases, each up to
 //     the next observer event, the stop time or a horizon. In a phase every
-//     partition runs on its own thread, conservatively (Chandy-Misra-Bryant):
+//     partition runs on a thread (its own, or one whose partitions take
+//     turns: set_threads), conservatively (Chandy-Misra-Bryant):
 //     it runs an event only once no other partition can still send it a
 //     frame due earlier, which it knows from their published clocks plus the
 //     lookahead, the shortest delay of a link between them. Between phases
@@ -125,6 +126,11 @@ class Simulation {
   // n >= 1 partitions, run on n threads; before setup().
   void set_partitions(uint32_t n);
   uint32_t partitions() const { return static_cast<uint32_t>(parts_.size()); }
+  // Runs the partitions on t threads instead (1 <= t <= partitions()), each
+  // thread taking turns with a contiguous group of them; before setup(),
+  // after set_partitions(). Results are the same.
+  void set_threads(uint32_t t);
+  uint32_t threads() const { return static_cast<uint32_t>(groups_.size()); }
   Partition& partition(uint32_t i) { return *parts_[i]; }
   // Makes c an observer: it runs in the observers' partition (partition 0
   // when there is one, else its own, run between phases).
@@ -204,15 +210,18 @@ class Simulation {
   bool turns_from_start() const {
     return min_events_per_lookahead_ == std::numeric_limits<double>::infinity();
   }
+  // Some partitions take turns with others (on one thread, or in groups on
+  // threads): channels hold about a pass's frames (Partition::Channel).
+  bool partitions_take_turns() const { return turns_from_start() || threads() < partitions(); }
   // Instead of taking turns, a run that the first phase finds too sparse
   // stops there (RunEnd::kStopped, stopped_sparse()): the caller starts it
   // again on one partition, which runs without the partitions' overheads
   // (two pools, channel rings, one queue each, a pass per partition).
   void set_stop_when_sparse(bool on) { stop_when_sparse_ = on; }
   bool stopped_sparse() const { return stopped_sparse_; }
-  // Threads a partitioned run uses now: partitions(), or 1 once it went on
+  // Threads a partitioned run uses now: threads(), or 1 once it went on
   // one thread.
-  uint32_t threads_used() const { return density_serial_ ? 1 : partitions(); }
+  uint32_t threads_used() const { return density_serial_ ? 1 : threads(); }
   // A partitioned run on threads watches them for starvation (a thread
   // ready to run but kept off its CPU by other processes) and takes turns
   // on one thread while that runs faster (sim/starvation.h); off: threads
@@ -225,7 +234,9 @@ class Simulation {
   uint64_t starved_windows() const;
   double starved_turns_seconds() const;
   // Events per partition per lookahead in the first phase that ran any (0
-  // before it, or with one partition).
+  // before it, or with one partition). With fewer threads than partitions
+  // the density decision weighs each thread's group: this times
+  // partitions() / threads().
   double events_per_partition_lookahead() const { return per_lookahead_; }
   // Times a waiting thread slept (wait_list.h): how much of the run the
   // threads spent waiting for one another beyond a short spin.
@@ -255,7 +266,7 @@ class Simulation {
   std::atomic<bool> aborted_{false};
   std::mutex error_mutex_;
   std::exception_ptr error_;
-  bool oversubscribed_ = false;  // more partitions than the CPUs it may use
+  bool oversubscribed_ = false;  // more threads than the CPUs it may use
   uint64_t generation_ = 0;      // phases run (threads and turns alike)
   bool decided_ = false;         // the first phase with events ran
   bool serial_ = false;          // partitions take turns on this thread
@@ -269,12 +280,21 @@ class Simulation {
   bool stop_when_sparse_ = false;
   bool stopped_sparse_ = false;
   void run_phase_serial(Time cap, uint64_t cap_class_tag);
+  // One phase of thread `t`'s group of partitions, taking turns (a group of
+  // one runs as Partition::run_phase).
+  void run_group_phase(uint32_t t, uint64_t generation, Time cap, uint64_t cap_class_tag);
+  // The partitions that run on the thread of `p`: on one thread, all.
+  const std::vector<Partition*>& turn_mates(const Partition& p) const {
+    return serial_ ? all_parts_ : groups_[p.group_];
+  }
   WaitList waits_;  // where waiting partitions sleep
   Time lookahead_ = Time::infinite();
   uint64_t phases_ = 0;
   int64_t phase_lookaheads_ = 0;  // of the last phase after the first (0: none yet)
   std::vector<std::unique_ptr<Partition>> parts_;
-  std::unique_ptr<Partition> own_control_;  // with more than one partition
+  std::vector<Partition*> all_parts_;            // parts_, as the groups hold them
+  std::vector<std::vector<Partition*>> groups_;  // by thread (set_threads)
+  std::unique_ptr<Partition> own_control_;       // with more than one partition
   Partition* control_;
   struct Workers;
   std::unique_ptr<Workers> workers_;

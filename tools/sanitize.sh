@@ -58,10 +58,11 @@ case $step in
     cmake --build "$build-tsan" -j "$jobs" --target rdmasim rdmasim_engine_tests
     "$build-tsan/sim/rdmasim_engine_tests" "[partition]"
     # Faults, PFC, spraying and an incast cross the partitions' rings.
-    # On 2 and 3 threads; the Release suite compares their results with one.
+    # On 2 and 3 threads, and on 2 with 5 partitions taking turns in groups;
+    # the Release suite compares their results with one.
     for s in incast fat_tree_2tier link_failure pfc_storm spraying; do
-      echo "tsan: scenarios/$s.json on 2 and 3 threads"
-      sh "$root/test/cli/check_threads.sh" "$build-tsan/sim/cli/rdmasim" "$root/scenarios/$s.json" "only 2 3"
+      echo "tsan: scenarios/$s.json on 2 and 3 threads, and 2 threads with 5 partitions"
+      sh "$root/test/cli/check_threads.sh" "$build-tsan/sim/cli/rdmasim" "$root/scenarios/$s.json" "only 2 3 2t5"
     done
     ;;
   fuzz)

@@ -187,11 +187,11 @@ po::options_description options_for(const std::string& command) {
         "keep the threads even when the first phase shows too few events per partition per "
         "lookahead for them to pay")(
         "partitions", po::value<std::string>(),
-        "on one thread: split the network into N partitions that take turns, for the caches "
-        "(default: chosen by the fabric's size and traffic; 1: whole)")(
-        "check", po::bool_switch(),
-        "check the simulator's invariants while running (exit 8 if one is violated; "
-        "docs/reliability.md)")(
+        "split the network into N partitions, at least one per thread; a thread's partitions "
+        "take turns, for the caches (default: chosen by the fabric's size and traffic; 1: "
+        "whole)")("check", po::bool_switch(),
+                  "check the simulator's invariants while running (exit 8 if one is violated; "
+                  "docs/reliability.md)")(
         "no-huge-pages", po::bool_switch(),
         "leave the heap on the kernel's default pages (docs/architecture.md, Packets)");
   }
@@ -259,11 +259,10 @@ Args parse(const std::string& command, int argc, char** argv) {
   if (vm.count("force-threads")) a.force_threads = vm["force-threads"].as<bool>();
   if (vm.count("partitions")) {
     a.partitions = count_of("partitions", "partition");
-    if (a.threads > 1 && a.partitions != a.threads) {
+    if (a.partitions < a.threads) {
       throw ScenarioError("--partitions: " + std::to_string(a.partitions) + " with --threads " +
                           std::to_string(a.threads) +
-                          " (expected --partitions only on one thread, or equal to --threads: "
-                          "each thread runs one partition)");
+                          " (expected at least one partition per thread)");
     }
   }
   if (vm.count("no-huge-pages") && vm["no-huge-pages"].as<bool>()) a.huge_pages = false;
@@ -375,7 +374,7 @@ int run(const Args& a) {
   RunOptions ro;
   ro.threads = a.threads;
   ro.force_threads = a.force_threads;
-  ro.partitions = a.threads > 1 ? 0 : a.partitions;
+  ro.partitions = a.partitions;
   ro.restart_when_sparse = true;  // its callbacks keep no state of the run
   ro.heap_huge_pages = a.huge_pages;
   ro.stop_signal = &g_stop_signal;

@@ -420,8 +420,13 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
         r.partitions, r.phases, r.phases == 1 ? "" : "s");
   }
   if (r.threads > 1) {
+    // A thread's events: those of its group of partitions (partition i on
+    // thread i * threads / partitions, Simulation::set_threads).
+    std::vector<uint64_t> by_thread(r.threads, 0);
+    const size_t parts = r.partition_events.size();
+    for (size_t i = 0; i < parts; ++i) by_thread[i * r.threads / parts] += r.partition_events[i];
     std::string per;
-    for (uint64_t e : r.partition_events) per += (per.empty() ? "" : " / ") + std::to_string(e);
+    for (uint64_t e : by_thread) per += (per.empty() ? "" : " / ") + std::to_string(e);
     if (r.restarted_on_one_thread) {
       out += fmt::format(
           "  on 1 thread: the first phase on {} showed {:.0f} events per partition per lookahead, "
@@ -431,12 +436,17 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
     } else {
       out += fmt::format("  on {} threads ({} phase{}; events per thread {})\n", r.threads,
                          r.phases, r.phases == 1 ? "" : "s", per);
+      if (r.partitions > r.threads) {
+        out += fmt::format(
+            "  the network in {} partitions, each thread's taking turns, for the caches\n",
+            r.partitions);
+      }
     }
     if (r.threads_used < r.threads && !r.restarted_on_one_thread) {
       out += fmt::format(
           "  after the first phase on 1 thread, the {} partitions taking turns: {:.0f} events per "
           "partition per lookahead is too few for threads to pay (--force-threads keeps them)\n",
-          r.threads, r.events_per_partition_lookahead);
+          r.partitions, r.events_per_partition_lookahead);
     }
     if (r.starved_windows > 0) {
       out += fmt::format(

@@ -734,14 +734,14 @@ RunResult run_from_start(const Scenario& sc, const RunOptions& options,
   const Fabric fabric = build_fabric(sim, sc, scenario_format);
   Workloads workloads = build_workloads(sim, sc, fabric.nics);
   if (options.add_workloads) options.add_workloads(sim, fabric.nics, workloads.all);
-  // Placement: on threads one partition each; on one thread, partitions
-  // taking turns from the start when the fabric is large (for the caches).
-  uint32_t parts = threads;
-  if (threads == 1) {
-    parts = options.partitions != 0 ? options.partitions
-                                    : locality_partitions(host_bytes(sc.topology, workloads));
-  }
+  // Placement: partitions taking turns when the fabric is large (for the
+  // caches), on one thread or in groups on each of the threads; at least
+  // one partition per thread.
+  const uint32_t parts = std::max(
+      threads, options.partitions != 0 ? options.partitions
+                                       : locality_partitions(host_bytes(sc.topology, workloads)));
   if (parts > 1) place_partitions(sim, sc.topology, fabric, workloads, parts);
+  if (threads > 1) sim.set_threads(threads);
   if (threads == 1 && parts > 1) {
     sim.set_min_events_per_lookahead(std::numeric_limits<double>::infinity());
   } else if (options.force_threads) {

@@ -34,16 +34,16 @@ struct Progress {
 struct RunOptions {
   // Called about every 65536 events while running (e.g. a progress line).
   std::function<void(const Progress&)> progress;
-  // Threads: the network is split into this many partitions
-  // (topologies/partition.h), run side by side (sim/simulation.h contract 5).
+  // Threads: the network's partitions (topologies/partition.h), at least
+  // one per thread, run side by side (sim/simulation.h contract 5).
   uint32_t threads = 1;
-  // On one thread: the network is split into this many partitions that
-  // take turns (each runs a lookahead's worth of its events, then the
-  // next), so that a large fabric's state is touched a part at a time and
-  // stays in the caches; the results are the whole network's, the
-  // fingerprint is the partitions'. 0: chosen by locality_partitions(); 1:
-  // whole. Ignored with threads > 1 (one partition per thread; the CLI
-  // refuses another count), and by a restart on one thread (whole).
+  // The network is split into this many partitions (at least `threads`);
+  // the partitions of a thread take turns (each runs a lookahead's worth of
+  // its events, then the next), so that a large fabric's state is touched a
+  // part at a time and stays in the caches; the results are the whole
+  // network's, the fingerprint is the partitions'. 0: chosen by
+  // locality_partitions() (at least one per thread); 1: whole. A restart on
+  // one thread ignores it (whole).
   uint32_t partitions = 0;
   // Keep the threads even when the first phase shows too few events per
   // partition per lookahead for them to pay (Simulation::threads_used).
@@ -93,8 +93,8 @@ struct RunOptions {
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});
 
-// The partitions a run on one thread takes turns with when
-// RunOptions::partitions is 0, from the bytes each host sends and receives
+// The partitions a run takes turns with (on one thread, or spread over its
+// threads) when RunOptions::partitions is 0, from the bytes each host sends and receives
 // (Workload::host_bytes): 1 (the network whole) below kLocalityMinHosts
 // hosts, or when fewer than half of them send or receive anything (a sparse
 // run would pay a pass per partition per lookahead for little work); else

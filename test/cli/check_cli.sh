@@ -160,7 +160,7 @@ EOF
     ;;
   partitions-bad)
     refuse_counts --partitions
-    # With threads, one partition per thread: another count is refused.
+    # With threads, at least one partition per thread: fewer is refused.
     run run "$quickstart" --out "$tmp/out" --threads 2 --partitions 1 --quiet
     expect_code 2
     expect_error_line "--partitions: 1 with --threads 2"
@@ -177,6 +177,16 @@ EOF
     /usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["run"]; sys.exit(0 if (r["partitions"], r["threads"], r["threads_used"]) == (2, 1, 1) else 1)' \
       "$tmp/p2/summary.json" || fail "$shown: run.partitions is not 2 on one thread"
     good_run "$tmp/t2" --threads 2 --partitions 2
+    # More partitions than threads (the nine hosts of the incast example):
+    # each thread's take turns, and the human summary says so.
+    run run "$src/scenarios/incast.json" --out "$tmp/t2p4" --threads 2 --partitions 4 \
+      --force-threads
+    expect_code 0
+    grep -q "on 2 threads" "$tmp/stdout" || fail "$shown: the summary does not say 2 threads"
+    grep -q "the network in 4 partitions, each thread's taking turns" "$tmp/stdout" ||
+      fail "$shown: the summary does not say the 4 partitions take turns"
+    /usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["run"]; sys.exit(0 if (r["partitions"], r["threads"], r["threads_used"]) == (4, 2, 2) else 1)' \
+      "$tmp/t2p4/summary.json" || fail "$shown: run.partitions is not 4 on 2 threads"
     ;;
   threads-deterministic)
     # Two threads, twice: identical; and identical to one thread but for the

@@ -5,8 +5,9 @@
 # sim/simulation.h contract 5) and compares what they wrote: trace.h5 byte
 # for byte, and summary.json but for its "run" figures and the fingerprint
 # (a chain per partition). A count pN is one thread with the network in N
-# partitions taking turns (--partitions N); the one-thread reference runs
-# the network whole (--partitions 1). Every count runs with --force-threads: without
+# partitions taking turns (--partitions N), and TtN is T threads with the
+# network in N partitions, each thread's taking turns; the one-thread
+# reference runs the network whole (--partitions 1). Every count runs with --force-threads: without
 # it most of these scenarios are too sparse for threads and start again on
 # one thread (docs/cli.md), which would compare one thread with one thread;
 # that path is tested by the CLI's threads-deterministic check and the
@@ -36,6 +37,7 @@ counts=""
 for n in $first $asked; do
   case $n in
     p*) how="--threads 1 --partitions ${n#p}" ;;
+    *t*) how="--threads ${n%t*} --partitions ${n#*t} --force-threads" ;;
     1) how="--threads 1 --partitions 1" ;;
     *) how="--threads $n --force-threads" ;;
   esac

@@ -22,10 +22,31 @@ std::string fat_tree(int k, const std::string& delay, const std::string& traffic
          std::to_string(k) + R"(}, "traffic": [)" + traffic + "]}";
 }
 
-RunResult run_in(const Scenario& sc, uint32_t partitions) {
+RunResult run_in(const Scenario& sc, uint32_t partitions, uint32_t threads = 1) {
   RunOptions o = testing::checked();
   o.partitions = partitions;
+  o.threads = threads;
+  o.force_threads = threads > 1;  // this small fabric is too sparse to keep them
   return run_scenario(sc, o);
+}
+
+// The PFC incast on a permutation of the first test case.
+Scenario turns_scenario() {
+  return load_scenario_text(fat_tree(4, "50us",
+                                     R"({"kind": "permutation", "hosts": "all", "size": "2MiB"},
+                  {"kind": "incast", "senders": [1, 2, 3, 4, 5, 6, 7], "dst": 8,
+                   "size": "4MiB"})"),
+                            "turns");
+}
+
+// The whole network's events, hops, time, PFC frames and completion times.
+void check_whole_results(const RunResult& r, const RunResult& whole) {
+  CHECK(r.events == whole.events);
+  CHECK(r.packet_hops == whole.packet_hops);
+  CHECK(r.sim_time == whole.sim_time);
+  CHECK(r.pfc_frames_sent == whole.pfc_frames_sent);
+  REQUIRE(r.flows.size() == whole.flows.size());
+  for (size_t i = 0; i < r.flows.size(); ++i) CHECK(r.flows[i].fct() == whole.flows[i].fct());
 }
 
 }  // namespace
@@ -37,12 +58,7 @@ TEST_CASE("partitions taking turns on one thread give the whole network's result
   // 50 us cables: a pass covers up to 50 us, about 150 frames per link, and
   // a channel between partitions taking turns (Channel::kTurnsCapacity)
   // fills now and then, so senders also empty full channels themselves.
-  const Scenario sc =
-      load_scenario_text(fat_tree(4, "50us",
-                                  R"({"kind": "permutation", "hosts": "all", "size": "2MiB"},
-                  {"kind": "incast", "senders": [1, 2, 3, 4, 5, 6, 7], "dst": 8,
-                   "size": "4MiB"})"),
-                         "turns");
+  const Scenario sc = turns_scenario();
   const RunResult whole = run_in(sc, 1);
   REQUIRE(whole.status == RunStatus::kComplete);
   CHECK(whole.partitions == 1);
@@ -57,14 +73,33 @@ TEST_CASE("partitions taking turns on one thread give the whole network's result
     CHECK(r.partitions == parts);
     CHECK(r.phases > 0);
     CHECK(r.partition_events.size() == parts);
-    CHECK(r.events == whole.events);
-    CHECK(r.packet_hops == whole.packet_hops);
-    CHECK(r.sim_time == whole.sim_time);
-    CHECK(r.pfc_frames_sent == whole.pfc_frames_sent);
-    REQUIRE(r.flows.size() == whole.flows.size());
-    for (size_t i = 0; i < r.flows.size(); ++i) CHECK(r.flows[i].fct() == whole.flows[i].fct());
+    check_whole_results(r, whole);
     CHECK(r.fingerprint != whole.fingerprint);  // a chain per partition
     CHECK(run_in(sc, parts).fingerprint == r.fingerprint);
+  }
+}
+
+TEST_CASE("partitions taking turns in groups on threads give the whole network's results",
+          "[quick][threads]") {
+  // Each thread runs a contiguous group of partitions, taking turns; a
+  // partition runs the same events in the same order whichever thread runs
+  // it and whoever it takes turns with, so even the fingerprint (a chain
+  // per partition) is that of the same partitions on one thread. Channels
+  // are the small ones of partitions taking turns: full ones are emptied by
+  // their senders' threads, also across threads.
+  const Scenario sc = turns_scenario();
+  const RunResult whole = run_in(sc, 1);
+  REQUIRE(whole.status == RunStatus::kComplete);
+  for (const auto& [threads, parts] : {std::pair{2u, 3u}, {2u, 5u}, {3u, 5u}, {2u, 16u}}) {
+    INFO(threads << " threads, " << parts << " partitions");
+    const RunResult r = run_in(sc, parts, threads);
+    REQUIRE(r.status == RunStatus::kComplete);
+    CHECK(r.threads == threads);
+    CHECK(r.threads_used == threads);
+    CHECK(r.partitions == parts);
+    CHECK(r.partition_events.size() == parts);
+    check_whole_results(r, whole);
+    CHECK(r.fingerprint == run_in(sc, parts).fingerprint);
   }
 }
 
@@ -98,6 +133,16 @@ TEST_CASE("a 1,024-host fat-tree with every host busy runs in 8 partitions by de
   const RunResult whole = run_in(sc, 1);
   CHECK(r.events == whole.events);
   CHECK(r.sim_time == whole.sim_time);
+  // On two threads: the same 8, four to a thread.
+  RunOptions two = testing::checked();
+  two.threads = 2;
+  two.force_threads = true;
+  const RunResult t = run_scenario(sc, two);
+  REQUIRE(t.status == RunStatus::kComplete);
+  CHECK(t.partitions == 8);
+  CHECK(t.threads_used == 2);
+  CHECK(t.events == whole.events);
+  CHECK(t.fingerprint == r.fingerprint);
 }
 
 TEST_CASE("a run in partitions stopped between phases reports how far it simulated",

@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/cable.h"
@@ -138,6 +139,9 @@ struct Options {
   // Watch the threads for starvation through this probe (with min_events
   // above 0; sim/starvation.h).
   ThreadProbe* probe = nullptr;
+  // Simulation::set_threads: run the partitions on this many threads, each
+  // taking turns with a group of them (0: one thread per partition).
+  uint32_t threads = 0;
 };
 constexpr double kTurns = 1e300;
 // Turns from the first phase on.
@@ -186,6 +190,7 @@ Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, const Opt
   if (opt.probe) sim.set_thread_probe(*opt.probe);
   if (parts > 1) {
     sim.set_partitions(parts);
+    if (opt.threads != 0) sim.set_threads(opt.threads);
     for (size_t i = 0; i < 6; ++i) relays[i]->assign(sim.partition(part[i]));
     for (int k = 0; k < 8; ++k) {
       place(cables[k], sim.partition(part[pairs[k].first]), sim.partition(part[pairs[k].second]));
@@ -228,6 +233,17 @@ Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, const Opt
   return o;
 }
 
+// A partitioned run that ended idle with the sequential run's events,
+// frames, samples and arrivals.
+void check_same_run(const Outcome& many, const Outcome& one) {
+  CHECK(many.end == RunEnd::kIdle);
+  CHECK(many.events == one.events);
+  CHECK(many.now == one.now);
+  CHECK(many.frames == one.frames);
+  CHECK(many.samples == one.samples);
+  for (size_t i = 0; i < one.logs.size(); ++i) CHECK(many.logs[i] == one.logs[i]);
+}
+
 }  // namespace
 
 TEST_CASE("a partitioned run dispatches the events of a sequential one", "[quick][partition]") {
@@ -245,14 +261,38 @@ TEST_CASE("a partitioned run dispatches the events of a sequential one", "[quick
     INFO(parts << " partitions, relay 1 in " << part[1]);
     const Outcome many = run_network(parts, part, in_mode({}, mode));
     CHECK(many.threads_used == (mode == 0 ? parts : 1));
-    CHECK(many.end == RunEnd::kIdle);
-    CHECK(many.events == one.events);
-    CHECK(many.now == one.now);
-    CHECK(many.frames == one.frames);
-    CHECK(many.samples == one.samples);
-    for (size_t i = 0; i < one.logs.size(); ++i) CHECK(many.logs[i] == one.logs[i]);
+    check_same_run(many, one);
     CHECK(many.phases > 0);
   }
+}
+
+TEST_CASE("partitions in groups on fewer threads dispatch the events of a sequential one",
+          "[quick][partition]") {
+  const Outcome one = run_network(1, {});
+  for (const auto& [threads, parts, part] :
+       std::vector<std::tuple<uint32_t, uint32_t, std::vector<uint32_t>>>{
+           {1, 2, {0, 0, 0, 1, 1, 1}},
+           {2, 3, {0, 1, 2, 0, 1, 2}},
+           {2, 4, {0, 1, 2, 3, 0, 1}},
+           {2, 6, {0, 1, 2, 3, 4, 5}},
+           {3, 6, {5, 4, 3, 2, 1, 0}}}) {
+    INFO(threads << " threads, " << parts << " partitions");
+    Options o;
+    o.threads = threads;
+    const Outcome many = run_network(parts, part, o);
+    CHECK(many.threads_used == threads);
+    check_same_run(many, one);
+  }
+}
+
+TEST_CASE("threads are at least one and at most the partitions", "[quick][partition]") {
+  Simulation sim;
+  sim.set_partitions(3);
+  CHECK(sim.threads() == 3);
+  CHECK_THROWS_AS(sim.set_threads(0), std::invalid_argument);
+  CHECK_THROWS_AS(sim.set_threads(4), std::invalid_argument);
+  sim.set_threads(2);
+  CHECK(sim.threads() == 2);
 }
 
 namespace {
