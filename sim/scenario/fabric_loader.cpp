@@ -2,6 +2,8 @@
 // framing, link defaults and the switch model; `fabric.nic` is read by
 // nic_loader.cpp. Keys, defaults and ranges: scenario_params.cpp and
 // models/switch/switch_params.cpp.
+#include <tuple>
+
 #include "models/proto/infiniband.h"
 #include "sim/scenario/loader_parts.h"
 
@@ -218,7 +220,7 @@ IbQos read_ib_qos_keys(JsonReader& q, uint32_t op_vls, const IbQos& base) {
 // the switches' tables (`ca`, `swe` over the fabric-wide keys, as OpenSM's
 // qos_ca_* and qos_swe_* over qos_*). OpenSM's defaults are its 15-VL
 // templates trimmed as it trims them.
-void read_ib_qos(JsonReader q, uint32_t op_vls, IbQos& ca, IbQos& swe) {
+void read_ib_qos(JsonReader q, uint32_t op_vls, FabricConfig& f) {
   IbQos opensm;
   opensm.op_vls = static_cast<uint8_t>(op_vls);
   const Sl2VlTable t = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 7};
@@ -226,15 +228,13 @@ void read_ib_qos(JsonReader q, uint32_t op_vls, IbQos& ca, IbQos& swe) {
     opensm.sl2vl[sl] = t[sl] == 15 ? 15 : static_cast<uint8_t>(t[sl] & (op_vls - 1));
   opensm.vlarb.low = VlArbConfig::opensm_low(static_cast<uint8_t>(op_vls));
   const IbQos all = read_ib_qos_keys(q, op_vls, opensm);
-  {
-    JsonReader c = q.object("ca");
-    ca = read_ib_qos_keys(c, op_vls, all);
-    c.finish();
-  }
-  {
-    JsonReader s = q.object("swe");
-    swe = read_ib_qos_keys(s, op_vls, all);
-    s.finish();
+  for (const auto& [key, qos, from] : {std::tuple{"ca", &f.ib_qos_ca, &f.ib_qos_ca_from},
+                                       std::tuple{"swe", &f.ib_qos_swe, &f.ib_qos_swe_from}}) {
+    JsonReader o = q.object(key);
+    *qos = read_ib_qos_keys(o, op_vls, all);
+    from->sl2vl = o.has("sl2vl") ? o.path() : q.path();
+    from->vlarb = o.has("vlarb_high") || o.has("vlarb_low") ? o.path() : q.path();
+    o.finish();
   }
   q.finish();
 }
@@ -291,21 +291,21 @@ void reject_pfc_keys(JsonReader& r) {
 
 std::string ib_sl_unusable(const FabricConfig& f, uint8_t sl) {
   const std::string s = std::to_string(sl);
-  for (const auto& [qos, where] : {std::pair<const IbQos*, const char*>{&f.ib_qos_ca, "NICs'"},
-                                   {&f.ib_qos_swe, "switches'"}}) {
+  for (const auto& [qos, from, where] :
+       {std::tuple{&f.ib_qos_ca, &f.ib_qos_ca_from, "NICs'"},
+        std::tuple{&f.ib_qos_swe, &f.ib_qos_swe_from, "switches'"}}) {
     const uint8_t vl = qos->sl2vl[sl & 15];
     if (vl == kIbManagementVl) {
-      return "SL " + s + " maps to VL15 at the " + where +
-             " ports (fabric.infiniband.qos.sl2vl), which carries only subnet management "
-             "packets of at most " +
+      return "SL " + s + " maps to VL15 at the " + where + " ports (" + from->sl2vl +
+             ".sl2vl), which carries only subnet management packets of at most " +
              std::to_string(kIbVl15MaxPayload) +
              " payload bytes, never data (expected an SL mapped to a data VL)";
     }
     if (((VlArbConfig::vls_of(qos->vlarb.high) | VlArbConfig::vls_of(qos->vlarb.low)) >> vl & 1) ==
         0) {
       return "SL " + s + " travels on VL " + std::to_string(vl) + " at the " + where +
-             " ports, which has no weight in their fabric.infiniband.qos vlarb_high or vlarb_low, "
-             "so they would never send it (expected an entry " +
+             " ports, which has no weight in their " + from->vlarb +
+             " vlarb_high or vlarb_low, so they would never send it (expected an entry " +
              std::to_string(vl) + ":<weight above 0> in one of them)";
     }
   }
@@ -343,7 +343,7 @@ void read_fabric(JsonReader r, FabricConfig& f) {
               "1, 2, 4 or 8 (IBA OperationalVLs)");
     }
     f.credits.data_vls = static_cast<uint8_t>(f.op_vls);
-    read_ib_qos(ib.object("qos"), f.op_vls, f.ib_qos_ca, f.ib_qos_swe);
+    read_ib_qos(ib.object("qos"), f.op_vls, f);
     ib.finish();
   }
   {

@@ -41,6 +41,14 @@ struct FabricConfig {
   uint32_t op_vls = 8;
   IbQos ib_qos_ca;
   IbQos ib_qos_swe;
+  // The JSON objects that gave their SL-to-VL and VL arbitration tables
+  // (`fabric.infiniband.qos`, or its `ca` or `swe`): what a message names.
+  struct IbQosFrom {
+    std::string sl2vl = "fabric.infiniband.qos";
+    std::string vlarb = "fabric.infiniband.qos";
+  };
+  IbQosFrom ib_qos_ca_from;
+  IbQosFrom ib_qos_swe_from;
   LinkSpec link;
   NicConfig nic;
   SwitchConfig sw;
