@@ -130,10 +130,11 @@ class Partition {
   // and while it waits for room itself (run_phase, send).
   struct Channel {
     // Frames it holds (a power of two): on threads, enough that a sender
-    // rarely waits for its receiver; with partitions that take turns from
-    // the start, a full ring is emptied by its sender (Partition::send), and
-    // a fabric split for locality has a channel for nearly every pair of
-    // partitions (a thousand at 32), so each holds about one pass's frames.
+    // rarely waits for its receiver; with partitions that take turns, a full
+    // ring is emptied by the sender's thread when the receiver is one of its
+    // (Partition::send), else by the receiver's, and a fabric split for
+    // locality has a channel for nearly every pair of partitions (a thousand
+    // at 32), so each holds about one pass's frames.
     static constexpr uint64_t kCapacity = uint64_t{1} << 15;
     static constexpr uint64_t kTurnsCapacity = uint64_t{1} << 10;
     explicit Channel(uint64_t cap = kCapacity) : ring(new Transfer[cap]), capacity(cap) {}
@@ -258,7 +259,7 @@ class Partition {
   // receiver may be waiting for room in a channel to this one).
   void send(Channel& c, const Transfer& x);
   // Waiting for other partitions: spin briefly (not at all when there are
-  // more partitions than CPUs), then sleep until one publishes (wait_list.h).
+  // more threads than CPUs), then sleep until one publishes (wait_list.h).
   void wait_a_little(WaitList::Waiter& w) const;
   // One phase of a partitioned run (simulation.cpp), and its passes.
   void run_phase(uint64_t generation, Time cap, uint64_t cap_class_tag);

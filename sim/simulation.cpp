@@ -608,7 +608,14 @@ void Simulation::run_group_phase(uint32_t t, uint64_t g, Time cap, uint64_t cap_
     while (left > 0 && !aborted_.load(std::memory_order_relaxed)) {
       bool moved = false;
       for (size_t i = 0; i < n; ++i) {
-        if (done[i]) continue;
+        if (done[i]) {
+          // Senders on other threads may still fill its channels (frames due
+          // after the end), and only this thread may empty them.
+          for (Partition::Channel* c : group[i]->in_) {
+            if (c->blocked.load(std::memory_order_acquire)) c->drain();
+          }
+          continue;
+        }
         bool ran = false;
         if (group[i]->pass(g, cap, cap_class_tag, drained_for[i], ran)) {
           done[i] = 1;
@@ -784,8 +791,7 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
       const double lookaheads = std::max(1.0, static_cast<double>((cap.time - first.time).in_ps()) /
                                                   static_cast<double>(lookahead_.in_ps()));
       per_lookahead_ = static_cast<double>(ran) / (partitions() * lookaheads);
-      // A thread waits once per pass over its group: weigh the group.
-      if (per_lookahead_ * partitions() / threads() < min_events_per_lookahead_) {
+      if (events_per_thread_lookahead() < min_events_per_lookahead_) {
         serial_ = density_serial_ = true;
         workers_.reset();
         if (stop_when_sparse_) {

@@ -234,10 +234,11 @@ class Simulation {
   uint64_t starved_windows() const;
   double starved_turns_seconds() const;
   // Events per partition per lookahead in the first phase that ran any (0
-  // before it, or with one partition). With fewer threads than partitions
-  // the density decision weighs each thread's group: this times
-  // partitions() / threads().
+  // before it, or with one partition).
   double events_per_partition_lookahead() const { return per_lookahead_; }
+  // What the density decision compares with min_events_per_lookahead: a
+  // thread waits once per pass over its group of partitions.
+  double events_per_thread_lookahead() const { return per_lookahead_ * partitions() / threads(); }
   // Times a waiting thread slept (wait_list.h): how much of the run the
   // threads spent waiting for one another beyond a short spin.
   uint64_t thread_sleeps() const { return waits_.sleeps(); }

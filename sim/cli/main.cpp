@@ -184,7 +184,7 @@ po::options_description options_for(const std::string& command) {
         "quiet,q", po::bool_switch(), "print nothing but errors")(
         "threads", po::value<std::string>(), "run the network split over N threads (default 1)")(
         "force-threads", po::bool_switch(),
-        "keep the threads even when the first phase shows too few events per partition per "
+        "keep the threads even when the first phase shows too few events per thread per "
         "lookahead for them to pay")(
         "partitions", po::value<std::string>(),
         "split the network into N partitions, at least one per thread; a thread's partitions "

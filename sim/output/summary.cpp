@@ -393,6 +393,7 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
               {"restarted_on_one_thread", r.restarted_on_one_thread},
               {"first_attempt_seconds", r.wall.first_attempt_seconds},
               {"events_per_partition_lookahead", r.events_per_partition_lookahead},
+              {"events_per_thread_lookahead", r.events_per_thread_lookahead},
               {"thread_sleeps", r.thread_sleeps},
               {"starved_windows", r.starved_windows},
               {"starved_turns_seconds", r.starved_turns_seconds},
@@ -429,10 +430,10 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
     for (uint64_t e : by_thread) per += (per.empty() ? "" : " / ") + std::to_string(e);
     if (r.restarted_on_one_thread) {
       out += fmt::format(
-          "  on 1 thread: the first phase on {} showed {:.0f} events per partition per lookahead, "
+          "  on 1 thread: the first phase on {} showed {:.0f} events per thread per lookahead, "
           "too few for threads to pay, and the run started again on one after {:.3f} s "
           "(--force-threads keeps them)\n",
-          r.threads, r.events_per_partition_lookahead, r.wall.first_attempt_seconds);
+          r.threads, r.events_per_thread_lookahead, r.wall.first_attempt_seconds);
     } else {
       out += fmt::format("  on {} threads ({} phase{}; events per thread {})\n", r.threads,
                          r.phases, r.phases == 1 ? "" : "s", per);
@@ -445,8 +446,8 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
     if (r.threads_used < r.threads && !r.restarted_on_one_thread) {
       out += fmt::format(
           "  after the first phase on 1 thread, the {} partitions taking turns: {:.0f} events per "
-          "partition per lookahead is too few for threads to pay (--force-threads keeps them)\n",
-          r.partitions, r.events_per_partition_lookahead);
+          "thread per lookahead is too few for threads to pay (--force-threads keeps them)\n",
+          r.partitions, r.events_per_thread_lookahead);
     }
     if (r.starved_windows > 0) {
       out += fmt::format(

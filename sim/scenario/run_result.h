@@ -202,7 +202,10 @@ struct RunResult {
   // its results and fingerprint are one thread's.
   bool restarted_on_one_thread = false;
   double events_per_partition_lookahead = 0;  // in its first phase with events
-  uint64_t thread_sleeps = 0;                 // waits that ended in a sleep (timing-dependent)
+  // The same per thread (its partitions together): what the density
+  // decision compares with Simulation::kMinEventsPerLookahead.
+  double events_per_thread_lookahead = 0;
+  uint64_t thread_sleeps = 0;  // waits that ended in a sleep (timing-dependent)
   // A thread kept off its CPU by other processes (sim/starvation.h): windows
   // that found one, and wall seconds the partitions then took turns
   // (timing-dependent).

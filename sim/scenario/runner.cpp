@@ -843,6 +843,7 @@ RunResult run_from_start(const Scenario& sc, const RunOptions& options,
         RunResult probe;
         probe.threads = threads;
         probe.events_per_partition_lookahead = sim.events_per_partition_lookahead();
+        probe.events_per_thread_lookahead = sim.events_per_thread_lookahead();
         probe.restarted_on_one_thread = true;
         return probe;
       }
@@ -871,6 +872,7 @@ RunResult run_from_start(const Scenario& sc, const RunOptions& options,
   r.phases = sim.phases();
   r.threads_used = sim.threads_used();
   r.events_per_partition_lookahead = sim.events_per_partition_lookahead();
+  r.events_per_thread_lookahead = sim.events_per_thread_lookahead();
   r.thread_sleeps = sim.thread_sleeps();
   r.starved_windows = sim.starved_windows();
   r.starved_turns_seconds = sim.starved_turns_seconds();
@@ -926,11 +928,14 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   // partitioned run would have had too (sim/simulation.h contract 5).
   RunOptions one = options;
   one.threads = 1;
-  one.partitions = 1;  // one thread's results, without partitions' overheads
+  // A run on one thread's own choice (locality_partitions: the network
+  // whole unless it is large and busy): its results and fingerprint.
+  one.partitions = 0;
   RunResult r = run_from_start(sc, one, wall_start);
   r.threads = first.threads;
   r.threads_used = 1;
   r.events_per_partition_lookahead = first.events_per_partition_lookahead;
+  r.events_per_thread_lookahead = first.events_per_thread_lookahead;
   r.restarted_on_one_thread = true;
   r.wall.first_attempt_seconds = first_seconds;
   return r;

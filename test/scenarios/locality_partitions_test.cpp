@@ -85,8 +85,7 @@ TEST_CASE("partitions taking turns in groups on threads give the whole network's
   // partition runs the same events in the same order whichever thread runs
   // it and whoever it takes turns with, so even the fingerprint (a chain
   // per partition) is that of the same partitions on one thread. Channels
-  // are the small ones of partitions taking turns: full ones are emptied by
-  // their senders' threads, also across threads.
+  // are the small ones of partitions taking turns, and fill now and then.
   const Scenario sc = turns_scenario();
   const RunResult whole = run_in(sc, 1);
   REQUIRE(whole.status == RunStatus::kComplete);

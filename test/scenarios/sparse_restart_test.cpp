@@ -22,10 +22,11 @@ std::string fat_tree(const std::string& delay, const std::string& traffic) {
          "]}";
 }
 
-RunResult run_on(const Scenario& sc, uint32_t threads, bool restart) {
+RunResult run_on(const Scenario& sc, uint32_t threads, bool restart, uint32_t partitions = 0) {
   RunOptions o = testing::checked();
   o.threads = threads;
   o.restart_when_sparse = restart;
+  o.partitions = partitions;
   return run_scenario(sc, o);
 }
 
@@ -74,6 +75,23 @@ TEST_CASE("a run dense enough for its threads keeps them", "[quick][threads]") {
   CHECK(!r.restarted_on_one_thread);
   CHECK(r.threads_used == 2);
   CHECK(r.events_per_partition_lookahead >= Simulation::kMinEventsPerLookahead);
+  CHECK(r.events_per_thread_lookahead == r.events_per_partition_lookahead);
+}
+
+TEST_CASE("the density decision weighs each thread's partitions together", "[quick][threads]") {
+  // The dense permutation on 2 threads in 16 partitions, 8 to a thread: too
+  // few events per partition per lookahead, enough per thread, which waits
+  // once per pass over its 8. The threads stay.
+  const Scenario sc = load_scenario_text(
+      fat_tree("20us", R"({"kind": "permutation", "hosts": "all", "size": "8MiB"})"), "dense");
+  const RunResult r = run_on(sc, 2, true, 16);
+  REQUIRE(r.status == RunStatus::kComplete);
+  CHECK(r.partitions == 16);
+  CHECK(r.events_per_partition_lookahead < Simulation::kMinEventsPerLookahead);
+  CHECK(r.events_per_thread_lookahead == Approx(8 * r.events_per_partition_lookahead));
+  CHECK(r.events_per_thread_lookahead >= Simulation::kMinEventsPerLookahead);
+  CHECK(!r.restarted_on_one_thread);
+  CHECK(r.threads_used == 2);
 }
 
 TEST_CASE("a run that ends within its first phase does not start again", "[quick][threads]") {

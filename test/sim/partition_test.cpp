@@ -285,6 +285,41 @@ TEST_CASE("partitions in groups on fewer threads dispatch the events of a sequen
   }
 }
 
+TEST_CASE("a thread takes frames in for its partitions that are done with the phase",
+          "[quick][partition]") {
+  // n2 (partition 2) sends 2,000 frames over a 1 ms cable to n0 (partition
+  // 0), which is done with the first phase at once: nothing can reach it
+  // sooner. n3 and n1 (partitions 3 and 1) share a 1 us cable, the
+  // lookahead. On two threads, {0, 1} and {2, 3}: the channel into n0
+  // (1,024 frames when partitions take turns) fills while the second thread
+  // is inside n2's pass, and n1, on the first, waits for n3, on the second.
+  // Only the first thread may empty that channel (found in review: it hung).
+  const auto run = [](uint32_t threads) {
+    Simulation sim(3);
+    std::vector<Relay*> r;
+    for (int i = 0; i < 4; ++i)
+      r.push_back(&sim.add<Relay>("n" + std::to_string(i), i == 2 ? 2000 : 0));
+    Cable c20 = connect(sim, *r[2], *r[0], BitRate::gbps(100), Time::us(1000));
+    Cable c31 = connect(sim, *r[3], *r[1], BitRate::gbps(100), Time::us(1));
+    if (threads > 0) {
+      sim.set_min_events_per_lookahead(0);
+      sim.set_partitions(4);
+      sim.set_threads(threads);
+      for (int i = 0; i < 4; ++i) r[i]->assign(sim.partition(i));
+      place(c20, sim.partition(2), sim.partition(0));
+      place(c31, sim.partition(3), sim.partition(1));
+    }
+    CHECK(sim.run() == RunEnd::kIdle);
+    return std::pair{sim.events_dispatched(), r[0]->log};
+  };
+  const auto one = run(0);
+  REQUIRE(one.second.size() >= 2000);
+  for (const uint32_t threads : {1u, 2u, 3u, 4u}) {
+    INFO(threads << " threads");
+    CHECK(run(threads) == one);
+  }
+}
+
 TEST_CASE("threads are at least one and at most the partitions", "[quick][partition]") {
   Simulation sim;
   sim.set_partitions(3);
