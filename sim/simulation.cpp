@@ -544,7 +544,8 @@ bool Partition::pass(uint64_t generation, Time cap_time, uint64_t cap_class_tag,
       // partition holding nothing may be waiting for that clock: take its
       // frames in even though the bound has not moved (found in review).
       for (Channel* c : in_) {
-        if (c->blocked.load(std::memory_order_acquire)) c->drain();
+        // Sequentially consistent: the look before a sleep (wait_list.h).
+        if (c->blocked.load(std::memory_order_seq_cst)) c->drain();
       }
     }
   }
@@ -612,7 +613,8 @@ void Simulation::run_group_phase(uint32_t t, uint64_t g, Time cap, uint64_t cap_
           // Senders on other threads may still fill its channels (frames due
           // after the end), and only this thread may empty them.
           for (Partition::Channel* c : group[i]->in_) {
-            if (c->blocked.load(std::memory_order_acquire)) c->drain();
+            // Sequentially consistent: the look before a sleep (wait_list.h).
+            if (c->blocked.load(std::memory_order_seq_cst)) c->drain();
           }
           continue;
         }
@@ -784,7 +786,7 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
     const uint64_t ran = events_dispatched() - before;
     if (!serial_ && !decided_ && ran > 0 && !lookahead_.is_infinite()) {
       // The first phase that ran anything decides: too few events per
-      // partition per lookahead, and each thread spends more time waiting
+      // thread per lookahead, and each thread spends more time waiting
       // for the others than running (one pass per few events): the rest of
       // the run goes on one thread, the same partitions taking turns.
       decided_ = true;

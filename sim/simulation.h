@@ -199,7 +199,7 @@ class Simulation {
   // it would whole (a wall second at 8,192 hosts is some 20 lookaheads).
   static constexpr int64_t kTurnsPhaseLookaheads = 8;
   // A partitioned run whose first phase runs fewer events than this per
-  // partition per lookahead goes on with its partitions taking turns on one
+  // thread per lookahead goes on with its partitions taking turns on one
   // thread (set_min_events_per_lookahead(0) keeps the threads; infinity
   // takes turns from the start): the threads would wait for one another
   // more than they run.
@@ -215,8 +215,9 @@ class Simulation {
   bool partitions_take_turns() const { return turns_from_start() || threads() < partitions(); }
   // Instead of taking turns, a run that the first phase finds too sparse
   // stops there (RunEnd::kStopped, stopped_sparse()): the caller starts it
-  // again on one partition, which runs without the partitions' overheads
-  // (two pools, channel rings, one queue each, a pass per partition).
+  // again on one thread, usually whole, which runs without the partitions'
+  // overheads (two pools, channel rings, one queue each, a pass per
+  // partition).
   void set_stop_when_sparse(bool on) { stop_when_sparse_ = on; }
   bool stopped_sparse() const { return stopped_sparse_; }
   // Threads a partitioned run uses now: threads(), or 1 once it went on

@@ -414,7 +414,7 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
       to_human(r.sim_time), r.wall.load_seconds + r.wall.seconds,
       r.wall.load_seconds + r.wall.build_seconds, r.events, r.events / loop * 1e-6, r.packet_hops,
       r.packet_hops / loop * 1e-6);
-  if (r.threads == 1 && r.partitions > 1) {
+  if (r.partitions > 1 && (r.threads == 1 || r.restarted_on_one_thread)) {
     out += fmt::format(
         "  on 1 thread, the network in {} partitions taking turns, for the caches ({} phase{}; "
         "--partitions 1 runs it whole)\n",

@@ -195,7 +195,7 @@ struct RunResult {
   uint32_t partitions = 1;
   uint64_t phases = 0;  // synchronization phases of a partitioned run
   // Threads it ran on: `threads`, or 1 when its partitions went on taking
-  // turns on one thread (too few events per partition per lookahead).
+  // turns on one thread (too few events per thread per lookahead).
   uint32_t threads_used = 1;
   // The first phase on `threads` partitions was too sparse for threads to
   // pay, and the run started again on one (RunOptions::restart_when_sparse):

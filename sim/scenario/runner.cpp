@@ -737,9 +737,8 @@ RunResult run_from_start(const Scenario& sc, const RunOptions& options,
   // Placement: partitions taking turns when the fabric is large (for the
   // caches), on one thread or in groups on each of the threads; at least
   // one partition per thread.
-  const uint32_t parts = std::max(
-      threads, options.partitions != 0 ? options.partitions
-                                       : locality_partitions(host_bytes(sc.topology, workloads)));
+  const uint32_t locality = locality_partitions(host_bytes(sc.topology, workloads));
+  const uint32_t parts = std::max(threads, options.partitions != 0 ? options.partitions : locality);
   if (parts > 1) place_partitions(sim, sc.topology, fabric, workloads, parts);
   if (threads > 1) sim.set_threads(threads);
   if (threads == 1 && parts > 1) {
@@ -747,7 +746,9 @@ RunResult run_from_start(const Scenario& sc, const RunOptions& options,
   } else if (options.force_threads) {
     sim.set_min_events_per_lookahead(0);
     sim.set_adapt_to_starvation(false);
-  } else if (threads > 1 && options.restart_when_sparse) {
+  } else if (threads > 1 && options.restart_when_sparse && parts != locality) {
+    // (With as many partitions as a run on one thread takes, starting again
+    // would give what taking turns in place gives: the same partitions.)
     sim.set_stop_when_sparse(true);
   }
   // Recorders.

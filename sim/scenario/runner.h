@@ -43,10 +43,10 @@ struct RunOptions {
   // part at a time and stays in the caches; the results are the whole
   // network's, the fingerprint is the partitions'. 0: chosen by
   // locality_partitions() (at least one per thread); 1: whole. A restart on
-  // one thread ignores it (its own choice, as with 0).
+  // one thread ignores it (it takes the default, as with 0).
   uint32_t partitions = 0;
   // Keep the threads even when the first phase shows too few events per
-  // partition per lookahead for them to pay (Simulation::threads_used).
+  // thread per lookahead for them to pay (Simulation::threads_used).
   bool force_threads = false;
   // When it shows that (and threads are not forced): start the run again
   // from the beginning on one thread, whose results it has anyway, rather

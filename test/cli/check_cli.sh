@@ -185,8 +185,8 @@ EOF
     grep -q "on 2 threads" "$tmp/stdout" || fail "$shown: the summary does not say 2 threads"
     grep -q "the network in 4 partitions, each thread's taking turns" "$tmp/stdout" ||
       fail "$shown: the summary does not say the 4 partitions take turns"
-    /usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["run"]; sys.exit(0 if (r["partitions"], r["threads"], r["threads_used"]) == (4, 2, 2) else 1)' \
-      "$tmp/t2p4/summary.json" || fail "$shown: run.partitions is not 4 on 2 threads"
+    /usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["run"]; sys.exit(0 if (r["partitions"], r["threads"], r["threads_used"]) == (4, 2, 2) and r["events_per_thread_lookahead"] == 2 * r["events_per_partition_lookahead"] > 0 else 1)' \
+      "$tmp/t2p4/summary.json" || fail "$shown: run.partitions is not 4 on 2 threads, or the density per thread is not twice that per partition"
     ;;
   threads-deterministic)
     # Two threads, twice: identical; and identical to one thread but for the

@@ -142,6 +142,18 @@ TEST_CASE("a 1,024-host fat-tree with every host busy runs in 8 partitions by de
   CHECK(t.threads_used == 2);
   CHECK(t.events == whole.events);
   CHECK(t.fingerprint == r.fingerprint);
+  // Too sparse for two threads (a packet per host), but split as one thread
+  // would split it: no start again, the 8 take turns in place.
+  RunOptions sparse = testing::checked();
+  sparse.threads = 2;
+  sparse.restart_when_sparse = true;
+  const RunResult s = run_scenario(sc, sparse);
+  REQUIRE(s.status == RunStatus::kComplete);
+  CHECK(s.events_per_thread_lookahead < Simulation::kMinEventsPerLookahead);
+  CHECK(!s.restarted_on_one_thread);
+  CHECK(s.threads_used == 1);
+  CHECK(s.partitions == 8);
+  CHECK(s.fingerprint == r.fingerprint);
 }
 
 TEST_CASE("a run in partitions stopped between phases reports how far it simulated",

@@ -50,7 +50,9 @@ TEST_CASE(
     CHECK(r.threads_used == 1);
     CHECK(r.events_per_partition_lookahead > 0);
     CHECK(r.events_per_partition_lookahead < Simulation::kMinEventsPerLookahead);
-    CHECK(r.phases == 0);  // the run that counts had no partitions
+    CHECK(r.events_per_thread_lookahead == r.events_per_partition_lookahead);  // one each
+    CHECK(r.partitions == 1);  // what one thread takes for 16 hosts
+    CHECK(r.phases == 0);      // the run that counts had no partitions
     CHECK(r.fingerprint == one.fingerprint);
     CHECK(r.events == one.events);
     CHECK(r.sim_time == one.sim_time);
