@@ -187,11 +187,11 @@ po::options_description options_for(const std::string& command) {
         "keep the threads even when the first phase shows too few events per thread per "
         "lookahead for them to pay")(
         "partitions", po::value<std::string>(),
-        "split the network into N partitions, at least one per thread; a thread's partitions "
-        "take turns, for the caches (default: chosen by the fabric's size and traffic; 1: "
-        "whole)")("check", po::bool_switch(),
-                  "check the simulator's invariants while running (exit 8 if one is violated; "
-                  "docs/reliability.md)")(
+        "split the network into N partitions, at least one per thread, a thread's taking "
+        "turns, for the caches (default: chosen by the fabric's size and traffic; 1: whole)")(
+        "check", po::bool_switch(),
+        "check the simulator's invariants while running (exit 8 if one is violated; "
+        "docs/reliability.md)")(
         "no-huge-pages", po::bool_switch(),
         "leave the heap on the kernel's default pages (docs/architecture.md, Packets)");
   }
