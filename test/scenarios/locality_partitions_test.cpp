@@ -132,28 +132,25 @@ TEST_CASE("a 1,024-host fat-tree with every host busy runs in 8 partitions by de
   const RunResult whole = run_in(sc, 1);
   CHECK(r.events == whole.events);
   CHECK(r.sim_time == whole.sim_time);
-  // On two threads: the same 8, four to a thread.
-  RunOptions two = testing::checked();
-  two.threads = 2;
-  two.force_threads = true;
-  const RunResult t = run_scenario(sc, two);
-  REQUIRE(t.status == RunStatus::kComplete);
-  CHECK(t.partitions == 8);
-  CHECK(t.threads_used == 2);
-  CHECK(t.events == whole.events);
-  CHECK(t.fingerprint == r.fingerprint);
-  // Too sparse for two threads (a packet per host), but split as one thread
-  // would split it: no start again, the 8 take turns in place.
-  RunOptions sparse = testing::checked();
-  sparse.threads = 2;
-  sparse.restart_when_sparse = true;
-  const RunResult s = run_scenario(sc, sparse);
-  REQUIRE(s.status == RunStatus::kComplete);
-  CHECK(s.events_per_thread_lookahead < Simulation::kMinEventsPerLookahead);
-  CHECK(!s.restarted_on_one_thread);
-  CHECK(s.threads_used == 1);
-  CHECK(s.partitions == 8);
-  CHECK(s.fingerprint == r.fingerprint);
+  // On two threads: the same 8, four to a thread. Forced, they keep both
+  // threads; with the CLI's restart, a packet per host is too sparse for two
+  // threads, but the fabric is split as one thread would split it: no start
+  // again, the 8 take turns in place.
+  for (const bool forced : {true, false}) {
+    INFO((forced ? "threads forced" : "restart when sparse"));
+    RunOptions two = testing::checked();
+    two.threads = 2;
+    two.force_threads = forced;
+    two.restart_when_sparse = !forced;
+    const RunResult t = run_scenario(sc, two);
+    REQUIRE(t.status == RunStatus::kComplete);
+    CHECK(t.partitions == 8);
+    CHECK(t.threads_used == (forced ? 2u : 1u));
+    CHECK(!t.restarted_on_one_thread);
+    if (!forced) CHECK(t.events_per_thread_lookahead < Simulation::kMinEventsPerLookahead);
+    CHECK(t.events == whole.events);
+    CHECK(t.fingerprint == r.fingerprint);
+  }
 }
 
 TEST_CASE("a run in partitions stopped between phases reports how far it simulated",
