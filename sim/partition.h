@@ -142,7 +142,9 @@ class Partition {
     bool push(const Transfer& x) {
       const uint64_t t = tail.load(std::memory_order_relaxed);
       if (t - seen_head == capacity) {
-        seen_head = head.load(std::memory_order_acquire);
+        // Sequentially consistent: the look before a sleep in send()
+        // (wait_list.h).
+        seen_head = head.load(std::memory_order_seq_cst);
         if (t - seen_head == capacity) return false;
       }
       ring[t & (capacity - 1)] = x;
@@ -253,10 +255,16 @@ class Partition {
 
   // Takes in every frame sent to this partition so far.
   void drain_all();
+  // drain_all(), and whether a sender was blocked on one of the channels
+  // (the caller wakes it: it may sleep in send()).
+  bool take_in_all();
+  // Takes in the frames of a channel whose sender is blocked, and wakes it.
+  void take_in_blocked(Channel& c);
   // The channel to partition `to` (created by the first link that needs it).
   Channel& channel_to(Partition& to, Time delay);
   // Appends to a channel; if it is full, takes in frames meanwhile (its
-  // receiver may be waiting for room in a channel to this one).
+  // receiver may be waiting for room in a channel to this one) and waits
+  // as wait_a_little() does.
   void send(Channel& c, const Transfer& x);
   // Waiting for other partitions: spin briefly (not at all when there are
   // more threads than CPUs), then sleep until one publishes (wait_list.h).

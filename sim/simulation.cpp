@@ -358,6 +358,13 @@ void Partition::send(Channel& c, const Transfer& x) {
     return;
   c.blocked.store(true, std::memory_order_seq_cst);
   waits_->wake();  // its receiver may be asleep
+  // Waits as a partition waits for clocks (wait_a_little): a short spin,
+  // none with more threads than CPUs, then a sleep until someone
+  // publishes. A receiver that takes frames in from a blocked channel
+  // wakes the sleepers (take_in_blocked). Spinning on alone took the CPU
+  // of a receiver that shares it.
+  WaitList::Waiter w;
+  const WaitList::Unflag unflag{*waits_, w};  // on every way out, a throw included
   while (!c.push(x)) {
     // Another partition failed and will not take frames in any more.
     if (sim_.aborted_.load(std::memory_order_relaxed)) throw Simulation::Aborted{};
@@ -365,11 +372,28 @@ void Partition::send(Channel& c, const Transfer& x) {
     // partition of this thread, which runs only after this pass; and if the
     // receiver takes turns on this thread, it too runs only after this pass.
     // Take their frames in (they are due at or after their clocks, and when
-    // frames are taken in never changes a result).
-    for (Partition* p : sim_.turn_mates(*this)) p->drain_all();
-    __builtin_ia32_pause();
+    // frames are taken in never changes a result), waking a sender on
+    // another thread that waits for room in one of them.
+    bool freed = false;
+    for (Partition* p : sim_.turn_mates(*this)) freed = p->take_in_all() || freed;
+    if (freed) waits_->wake_after_store();
+    wait_a_little(w);
   }
   c.blocked.store(false, std::memory_order_relaxed);
+}
+
+bool Partition::take_in_all() {
+  bool blocked = false;
+  for (Channel* c : in_) {
+    c->drain();
+    blocked = blocked || c->blocked.load(std::memory_order_relaxed);
+  }
+  return blocked;
+}
+
+void Partition::take_in_blocked(Channel& c) {
+  c.drain();
+  waits_->wake_after_store();  // its sender may sleep in send()
 }
 
 namespace {
@@ -427,7 +451,7 @@ void Partition::run_phase(uint64_t generation, Time cap_time, uint64_t cap_class
     for (;;) {
       bool all = true;
       for (const Channel* c : in_) all = all && c->from->shared_.done.load() == generation;
-      drain_all();
+      if (take_in_all()) waits_->wake_after_store();  // a sender may sleep in send()
       if (all || sim_.aborted_.load(std::memory_order_relaxed)) break;
       wait_a_little(w);
     }
@@ -440,12 +464,7 @@ void Partition::run_phase(uint64_t generation, Time cap_time, uint64_t cap_class
 
 void Partition::run_passes(uint64_t generation, Time cap_time, uint64_t cap_class_tag) {
   WaitList::Waiter w;
-  // Every way out of the loop unflags the waiter.
-  struct Unflag {
-    WaitList& list;
-    WaitList::Waiter& w;
-    ~Unflag() { list.progress(w); }
-  } unflag{*waits_, w};
+  const WaitList::Unflag unflag{*waits_, w};  // on every way out of the loop
   Time drained_for = Time::ps(-1);
   for (;;) {
     if (sim_.aborted_.load(std::memory_order_relaxed)) return;
@@ -545,7 +564,7 @@ bool Partition::pass(uint64_t generation, Time cap_time, uint64_t cap_class_tag,
       // frames in even though the bound has not moved (found in review).
       for (Channel* c : in_) {
         // Sequentially consistent: the look before a sleep (wait_list.h).
-        if (c->blocked.load(std::memory_order_seq_cst)) c->drain();
+        if (c->blocked.load(std::memory_order_seq_cst)) take_in_blocked(*c);
       }
     }
   }
@@ -614,7 +633,7 @@ void Simulation::run_group_phase(uint32_t t, uint64_t g, Time cap, uint64_t cap_
           // after the end), and only this thread may empty them.
           for (Partition::Channel* c : group[i]->in_) {
             // Sequentially consistent: the look before a sleep (wait_list.h).
-            if (c->blocked.load(std::memory_order_seq_cst)) c->drain();
+            if (c->blocked.load(std::memory_order_seq_cst)) group[i]->take_in_blocked(*c);
           }
           continue;
         }
@@ -642,10 +661,12 @@ void Simulation::run_group_phase(uint32_t t, uint64_t g, Time cap, uint64_t cap_
   try {
     for (;;) {
       bool all = true;
+      bool freed = false;
       for (Partition* p : group) {
         for (const Partition::Channel* c : p->in_) all = all && c->from->shared_.done.load() == g;
-        p->drain_all();
+        freed = p->take_in_all() || freed;
       }
+      if (freed) waits_.wake_after_store();  // a sender may sleep in send()
       if (all || aborted_.load(std::memory_order_relaxed)) break;
       group[0]->wait_a_little(w);
     }

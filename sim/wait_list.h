@@ -6,7 +6,7 @@
 //     partitions are usually shorter), then flags itself (sleepers), looks at
 //     what it waits for once more, and only then sleeps on `seq` (a futex).
 //     A publisher stores what it publishes (a clock, a release, the end of a
-//     phase, a blocked channel) and then calls wake(): while nobody sleeps
+//     phase, a blocked channel, room in a full one) and then calls wake(): while nobody sleeps
 //     that is one load of a line nobody writes; otherwise it moves `seq` on
 //     and wakes the sleepers. With sequentially consistent stores and loads
 //     on both sides, either the waiter's last look sees the publication or
@@ -42,6 +42,13 @@ class WaitList {
   void wake() {
     if (sleepers_.load(std::memory_order_seq_cst) != 0) wake_all();
   }
+  // wake() after a release store (a channel's head moved on by a drain):
+  // the fence orders that store before the look at the sleepers, as a
+  // sequentially consistent store would.
+  void wake_after_store() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    wake();
+  }
   // One idle step of a waiting loop: spin, flag, or sleep. The caller looks
   // at what it waits for between two steps.
   void idle(Waiter& w, bool spin);
@@ -50,6 +57,15 @@ class WaitList {
     if (w.flagged) unflag(w);
     w.idle = 0;
   }
+  // Unflags a waiter on every way out of its loop (progress() at scope end).
+  struct Unflag {
+    WaitList& list;
+    Waiter& w;
+    Unflag(WaitList& l, Waiter& waiter) : list(l), w(waiter) {}
+    Unflag(const Unflag&) = delete;
+    Unflag& operator=(const Unflag&) = delete;
+    ~Unflag() { list.progress(w); }
+  };
   uint64_t sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
 
  private:
