@@ -434,6 +434,13 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
           "too few for threads to pay, and the run started again on one after {:.3f} s "
           "(--force-threads keeps them)\n",
           r.threads, r.events_per_thread_lookahead, r.wall.first_attempt_seconds);
+    } else if (r.threads_used < r.threads) {
+      // The first phase on threads, the rest in turns on one (below): the
+      // sums are of the partitions each thread had, not of what it ran.
+      out += fmt::format(
+          "  on {} threads for the first phase, then on 1 ({} phase{}; events of each thread's "
+          "partitions {})\n",
+          r.threads, r.phases, r.phases == 1 ? "" : "s", per);
     } else {
       out += fmt::format("  on {} threads ({} phase{}; events per thread {})\n", r.threads,
                          r.phases, r.phases == 1 ? "" : "s", per);

@@ -233,7 +233,8 @@ void read_ib_qos(JsonReader q, uint32_t op_vls, FabricConfig& f) {
     JsonReader o = q.object(key);
     *qos = read_ib_qos_keys(o, op_vls, all);
     from->sl2vl = o.has("sl2vl") ? o.path() : q.path();
-    from->vlarb = o.has("vlarb_high") || o.has("vlarb_low") ? o.path() : q.path();
+    from->vlarb_high = o.has("vlarb_high") ? o.path() : q.path();
+    from->vlarb_low = o.has("vlarb_low") ? o.path() : q.path();
     o.finish();
   }
   q.finish();
@@ -303,10 +304,15 @@ std::string ib_sl_unusable(const FabricConfig& f, uint8_t sl) {
     }
     if (((VlArbConfig::vls_of(qos->vlarb.high) | VlArbConfig::vls_of(qos->vlarb.low)) >> vl & 1) ==
         0) {
+      // One object gave both tables, or each its own (an override of one).
+      const std::string tables =
+          from->vlarb_high == from->vlarb_low
+              ? from->vlarb_high + " vlarb_high or vlarb_low"
+              : from->vlarb_high + ".vlarb_high or " + from->vlarb_low + ".vlarb_low";
       return "SL " + s + " travels on VL " + std::to_string(vl) + " at the " + where +
-             " ports, which has no weight in their " + from->vlarb +
-             " vlarb_high or vlarb_low, so they would never send it (expected an entry " +
-             std::to_string(vl) + ":<weight above 0> in one of them)";
+             " ports, which has no weight in their " + tables +
+             ", so they would never send it (expected an entry " + std::to_string(vl) +
+             ":<weight above 0> in one of them)";
     }
   }
   return std::string();

@@ -45,7 +45,8 @@ struct FabricConfig {
   // (`fabric.infiniband.qos`, or its `ca` or `swe`): what a message names.
   struct IbQosFrom {
     std::string sl2vl = "fabric.infiniband.qos";
-    std::string vlarb = "fabric.infiniband.qos";
+    std::string vlarb_high = "fabric.infiniband.qos";
+    std::string vlarb_low = "fabric.infiniband.qos";
   };
   IbQosFrom ib_qos_ca_from;
   IbQosFrom ib_qos_swe_from;
