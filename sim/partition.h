@@ -151,8 +151,11 @@ class Partition {
       tail.store(t + 1, std::memory_order_release);
       return true;
     }
-    // Hands every frame in the ring to its link.
-    void drain();
+    // Hands every frame in the ring to its link; false if it held none.
+    bool drain();
+    // After a drain that made room: whether the sender waits for it (it
+    // may sleep in send(); the caller wakes the sleepers).
+    bool sender_waits() const;
     uint64_t size() const {
       return tail.load(std::memory_order_acquire) - head.load(std::memory_order_acquire);
     }
@@ -255,9 +258,9 @@ class Partition {
 
   // Takes in every frame sent to this partition so far.
   void drain_all();
-  // drain_all(), and whether a sender was blocked on one of the channels
-  // (the caller wakes it: it may sleep in send()).
-  bool take_in_all();
+  // drain_all(), and whether it made room in a channel (other than `own`)
+  // whose sender waits for it: the caller wakes the sleepers.
+  bool take_in_all(const Channel* own = nullptr);
   // Takes in the frames of a channel whose sender is blocked, and wakes it.
   void take_in_blocked(Channel& c);
   // The channel to partition `to` (created by the first link that needs it).

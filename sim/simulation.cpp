@@ -326,19 +326,37 @@ void Partition::release() {
   }
 }
 
-void Partition::Channel::drain() {
+bool Partition::Channel::drain() {
   uint64_t h = head.load(std::memory_order_relaxed);
   const uint64_t t = tail.load(std::memory_order_acquire);
-  if (h == t) return;
+  if (h == t) return false;
   for (; h != t; ++h) {
     const Transfer& x = ring[h & (capacity - 1)];
     x.link->hand_over(x.due, x.packet);
   }
   head.store(h, std::memory_order_release);
+  return true;
+}
+
+bool Partition::Channel::sender_waits() const {
+  // The fence orders the drain's store of `head` before this look, as a
+  // sequentially consistent store would (wait_list.h, contract 1): either
+  // the sender's look after it flagged itself sees the room, or this sees
+  // `blocked`.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return blocked.load(std::memory_order_relaxed);
 }
 
 void Partition::drain_all() {
   for (Channel* c : in_) c->drain();
+}
+
+bool Partition::take_in_all(const Channel* own) {
+  bool freed = false;
+  for (Channel* c : in_) {
+    if (c->drain() && c != own) freed = c->sender_waits() || freed;
+  }
+  return freed;
 }
 
 Partition::Channel& Partition::channel_to(Partition& to, Time delay) {
@@ -360,9 +378,9 @@ void Partition::send(Channel& c, const Transfer& x) {
   waits_->wake();  // its receiver may be asleep
   // Waits as a partition waits for clocks (wait_a_little): a short spin,
   // none with more threads than CPUs, then a sleep until someone
-  // publishes. A receiver that takes frames in from a blocked channel
-  // wakes the sleepers (take_in_blocked). Spinning on alone took the CPU
-  // of a receiver that shares it.
+  // publishes. A receiver that makes room in a blocked channel wakes the
+  // sleepers (take_in_all, take_in_blocked). Spinning on alone took the
+  // CPU of a receiver that shares it.
   WaitList::Waiter w;
   const WaitList::Unflag unflag{*waits_, w};  // on every way out, a throw included
   while (!c.push(x)) {
@@ -373,27 +391,18 @@ void Partition::send(Channel& c, const Transfer& x) {
     // receiver takes turns on this thread, it too runs only after this pass.
     // Take their frames in (they are due at or after their clocks, and when
     // frames are taken in never changes a result), waking a sender on
-    // another thread that waits for room in one of them.
+    // another thread that waits for room in one of them (not for `c`: this
+    // sender is its own).
     bool freed = false;
-    for (Partition* p : sim_.turn_mates(*this)) freed = p->take_in_all() || freed;
-    if (freed) waits_->wake_after_store();
+    for (Partition* p : sim_.turn_mates(*this)) freed = p->take_in_all(&c) || freed;
+    if (freed) waits_->wake();
     wait_a_little(w);
   }
   c.blocked.store(false, std::memory_order_relaxed);
 }
 
-bool Partition::take_in_all() {
-  bool blocked = false;
-  for (Channel* c : in_) {
-    c->drain();
-    blocked = blocked || c->blocked.load(std::memory_order_relaxed);
-  }
-  return blocked;
-}
-
 void Partition::take_in_blocked(Channel& c) {
-  c.drain();
-  waits_->wake_after_store();  // its sender may sleep in send()
+  if (c.drain() && c.sender_waits()) waits_->wake();
 }
 
 namespace {
@@ -451,7 +460,7 @@ void Partition::run_phase(uint64_t generation, Time cap_time, uint64_t cap_class
     for (;;) {
       bool all = true;
       for (const Channel* c : in_) all = all && c->from->shared_.done.load() == generation;
-      if (take_in_all()) waits_->wake_after_store();  // a sender may sleep in send()
+      if (take_in_all()) waits_->wake();  // a sender may sleep in send()
       if (all || sim_.aborted_.load(std::memory_order_relaxed)) break;
       wait_a_little(w);
     }
@@ -490,7 +499,7 @@ bool Partition::pass(uint64_t generation, Time cap_time, uint64_t cap_class_tag,
     // read then: due at or after that `safe`. So only a new bound needs a
     // drain (and the senders' ring lines stay put while this one waits).
     if (safe != drained_for) {
-      drain_all();
+      if (take_in_all()) waits_->wake();  // a sender may sleep in send()
       drained_for = safe;
     }
     Key end = cap;  // where this phase ends for this partition
@@ -666,7 +675,7 @@ void Simulation::run_group_phase(uint32_t t, uint64_t g, Time cap, uint64_t cap_
         for (const Partition::Channel* c : p->in_) all = all && c->from->shared_.done.load() == g;
         freed = p->take_in_all() || freed;
       }
-      if (freed) waits_.wake_after_store();  // a sender may sleep in send()
+      if (freed) waits_.wake();  // a sender may sleep in send()
       if (all || aborted_.load(std::memory_order_relaxed)) break;
       group[0]->wait_a_little(w);
     }

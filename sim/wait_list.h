@@ -6,11 +6,12 @@
 //     partitions are usually shorter), then flags itself (sleepers), looks at
 //     what it waits for once more, and only then sleeps on `seq` (a futex).
 //     A publisher stores what it publishes (a clock, a release, the end of a
-//     phase, a blocked channel, room in a full one) and then calls wake(): while nobody sleeps
-//     that is one load of a line nobody writes; otherwise it moves `seq` on
-//     and wakes the sleepers. With sequentially consistent stores and loads
-//     on both sides, either the waiter's last look sees the publication or
-//     the publisher sees the flag, so no wake-up is lost.
+//     phase, a blocked channel, room in a full one) and then calls wake():
+//     while nobody sleeps that is one load of a line nobody writes;
+//     otherwise it moves `seq` on and wakes the sleepers. With sequentially
+//     consistent stores and loads on both sides, either the waiter's last
+//     look sees the publication or the publisher sees the flag, so no
+//     wake-up is lost.
 //  2. A sleep also ends after kNap, so a bug in the protocol costs time, not
 //     a hang.
 //  3. Where it sleeps does not change what a partition runs: results are the
@@ -41,13 +42,6 @@ class WaitList {
   // After publishing: wakes the sleepers, if any.
   void wake() {
     if (sleepers_.load(std::memory_order_seq_cst) != 0) wake_all();
-  }
-  // wake() after a release store (a channel's head moved on by a drain):
-  // the fence orders that store before the look at the sleepers, as a
-  // sequentially consistent store would.
-  void wake_after_store() {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    wake();
   }
   // One idle step of a waiting loop: spin, flag, or sleep. The caller looks
   // at what it waits for between two steps.
