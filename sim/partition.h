@@ -156,6 +156,8 @@ class Partition {
     // After a drain that made room: whether the sender waits for it (it
     // may sleep in send(); the caller wakes the sleepers).
     bool sender_waits() const;
+    // The same, for a caller that has just fenced (one fence, many channels).
+    bool sender_waits_after_fence() const;
     uint64_t size() const {
       return tail.load(std::memory_order_acquire) - head.load(std::memory_order_acquire);
     }
@@ -261,7 +263,8 @@ class Partition {
   // drain_all(), and whether it made room in a channel (other than `own`)
   // whose sender waits for it: the caller wakes the sleepers.
   bool take_in_all(const Channel* own = nullptr);
-  // Takes in the frames of a channel whose sender is blocked, and wakes it.
+  // Takes in the frames of a channel whose sender is blocked, and wakes the
+  // sleepers if that made room and the sender still waits.
   void take_in_blocked(Channel& c);
   // The channel to partition `to` (created by the first link that needs it).
   Channel& channel_to(Partition& to, Time delay);

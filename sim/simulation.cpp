@@ -347,16 +347,27 @@ bool Partition::Channel::sender_waits() const {
   return blocked.load(std::memory_order_relaxed);
 }
 
+bool Partition::Channel::sender_waits_after_fence() const {
+  return blocked.load(std::memory_order_relaxed);
+}
+
 void Partition::drain_all() {
   for (Channel* c : in_) c->drain();
 }
 
 bool Partition::take_in_all(const Channel* own) {
-  bool freed = false;
-  for (Channel* c : in_) {
-    if (c->drain() && c != own) freed = c->sender_waits() || freed;
+  bool moved = false;
+  for (Channel* c : in_) moved = (c->drain() && c != own) || moved;
+  // Taking turns on one thread, nobody sleeps in send(); otherwise one
+  // fence for all the channels (sender_waits), then their flags. (A
+  // channel flagged but not drained here was drained earlier and its
+  // sender has been woken, or is about to push: one wake-up too many.)
+  if (!moved || sim_.serial_) return false;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (const Channel* c : in_) {
+    if (c != own && c->sender_waits_after_fence()) return true;
   }
-  return freed;
+  return false;
 }
 
 Partition::Channel& Partition::channel_to(Partition& to, Time delay) {
@@ -383,7 +394,7 @@ void Partition::send(Channel& c, const Transfer& x) {
   // CPU of a receiver that shares it.
   WaitList::Waiter w;
   const WaitList::Unflag unflag{*waits_, w};  // on every way out, a throw included
-  while (!c.push(x)) {
+  for (;;) {
     // Another partition failed and will not take frames in any more.
     if (sim_.aborted_.load(std::memory_order_relaxed)) throw Simulation::Aborted{};
     // Its receiver may be blocked on a channel to this one, or to another
@@ -396,6 +407,8 @@ void Partition::send(Channel& c, const Transfer& x) {
     bool freed = false;
     for (Partition* p : sim_.turn_mates(*this)) freed = p->take_in_all(&c) || freed;
     if (freed) waits_->wake();
+    // The receiver may be one of them: look before waiting.
+    if (c.push(x)) break;
     wait_a_little(w);
   }
   c.blocked.store(false, std::memory_order_relaxed);
@@ -825,6 +838,7 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
       per_lookahead_ = static_cast<double>(ran) / (partitions() * lookaheads);
       if (events_per_thread_lookahead() < min_events_per_lookahead_) {
         serial_ = density_serial_ = true;
+        density_phase_ = phases_;
         workers_.reset();
         if (stop_when_sparse_) {
           stopped_sparse_ = true;

@@ -222,7 +222,11 @@ class Simulation {
   bool stopped_sparse() const { return stopped_sparse_; }
   // Threads a partitioned run uses now: threads(), or 1 once it went on
   // one thread.
-  uint32_t threads_used() const { return density_serial_ ? 1 : threads(); }
+  // One once the partitions took turns after the density decision (a run
+  // that ended in the phase that decided ran on threads throughout).
+  uint32_t threads_used() const {
+    return density_serial_ && phases_ > density_phase_ ? 1 : threads();
+  }
   // A partitioned run on threads watches them for starvation (a thread
   // ready to run but kept off its CPU by other processes) and takes turns
   // on one thread while that runs faster (sim/starvation.h); off: threads
@@ -273,6 +277,7 @@ class Simulation {
   bool decided_ = false;         // the first phase with events ran
   bool serial_ = false;          // partitions take turns on this thread
   bool density_serial_ = false;  // ... for good: the first phase had too few events
+  uint64_t density_phase_ = 0;   // phases run when density_serial_ was decided
   bool adapt_to_starvation_ = true;
   ThreadProbe default_probe_;
   ThreadProbe* probe_ = &default_probe_;

@@ -9,9 +9,10 @@
 //     phase, a blocked channel, room in a full one) and then calls wake():
 //     while nobody sleeps that is one load of a line nobody writes;
 //     otherwise it moves `seq` on and wakes the sleepers. With sequentially
-//     consistent stores and loads on both sides, either the waiter's last
-//     look sees the publication or the publisher sees the flag, so no
-//     wake-up is lost.
+//     consistent stores and loads on both sides (or, where a drain makes
+//     room, a release store and then a sequentially consistent fence),
+//     either the waiter's last look sees the publication or the publisher
+//     sees the flag, so no wake-up is lost.
 //  2. A sleep also ends after kNap, so a bug in the protocol costs time, not
 //     a hang.
 //  3. Where it sleeps does not change what a partition runs: results are the

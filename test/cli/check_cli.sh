@@ -187,6 +187,22 @@ EOF
       fail "$shown: the summary does not say the 4 partitions take turns"
     /usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["run"]; sys.exit(0 if (r["partitions"], r["threads"], r["threads_used"]) == (4, 2, 2) and r["events_per_thread_lookahead"] == 2 * r["events_per_partition_lookahead"] > 0 else 1)' \
       "$tmp/t2p4/summary.json" || fail "$shown: run.partitions is not 4 on 2 threads, or the density per thread is not twice that per partition"
+    # A large fabric whose first phase is too sparse for threads (1 Gb/s
+    # links), already in the partitions one thread takes turns with: after
+    # that phase it goes on in turns on one thread, and the summary says so
+    # rather than giving events per thread.
+    cat >"$tmp/sparse1024.json" <<'JSON'
+{ "name": "sparse1024", "fabric": { "link": { "rate": "1Gbps", "delay": "1us" } },
+  "topology": { "kind": "fat_tree", "k": 16 },
+  "traffic": [ { "kind": "permutation", "pattern": "random", "size": "16KB" } ],
+  "output": { "trace": false } }
+JSON
+    run run "$tmp/sparse1024.json" --out "$tmp/s1024" --threads 2
+    expect_code 0
+    grep -q "on 2 threads for the first phase, then on 1" "$tmp/stdout" ||
+      fail "$shown: the summary of a run that went on in turns does not say so"
+    /usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["run"]; sys.exit(0 if (r["partitions"], r["threads"], r["threads_used"]) == (8, 2, 1) and r["phases"] > 1 and not r["restarted_on_one_thread"] else 1)' \
+      "$tmp/s1024/summary.json" || fail "$shown: the sparse 1,024-host run did not go on in turns after its first phase"
     ;;
   threads-deterministic)
     # Two threads, twice: identical; and identical to one thread but for the
