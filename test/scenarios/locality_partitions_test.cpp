@@ -135,7 +135,9 @@ TEST_CASE("a 1,024-host fat-tree with every host busy runs in 8 partitions by de
   // On two threads: the same 8, four to a thread. Forced, they keep both
   // threads; with the CLI's restart, a packet per host is too sparse for two
   // threads, but the fabric is split as one thread would split it: no start
-  // again, the 8 take turns in place.
+  // again, the 8 would take turns in place. A packet per host ends within
+  // the first phase, though, which ran on both threads, so both count as
+  // used (test/cli/check_cli.sh has a run that goes on in turns).
   for (const bool forced : {true, false}) {
     INFO((forced ? "threads forced" : "restart when sparse"));
     RunOptions two = testing::checked();
@@ -145,7 +147,8 @@ TEST_CASE("a 1,024-host fat-tree with every host busy runs in 8 partitions by de
     const RunResult t = run_scenario(sc, two);
     REQUIRE(t.status == RunStatus::kComplete);
     CHECK(t.partitions == 8);
-    CHECK(t.threads_used == (forced ? 2u : 1u));
+    CHECK(t.phases == 1);
+    CHECK(t.threads_used == 2u);
     CHECK(!t.restarted_on_one_thread);
     if (!forced) CHECK(t.events_per_thread_lookahead < Simulation::kMinEventsPerLookahead);
     CHECK(t.events == whole.events);
