@@ -220,10 +220,9 @@ class Simulation {
   // partition).
   void set_stop_when_sparse(bool on) { stop_when_sparse_ = on; }
   bool stopped_sparse() const { return stopped_sparse_; }
-  // Threads a partitioned run uses now: threads(), or 1 once it went on
-  // one thread.
-  // One once the partitions took turns after the density decision (a run
-  // that ended in the phase that decided ran on threads throughout).
+  // Threads a partitioned run uses now: threads(), or 1 once its
+  // partitions took turns after the density decision (a run that ended in
+  // the phase that decided ran on threads throughout).
   uint32_t threads_used() const {
     return density_serial_ && phases_ > density_phase_ ? 1 : threads();
   }

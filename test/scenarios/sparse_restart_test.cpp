@@ -99,14 +99,15 @@ TEST_CASE("the density decision weighs each thread's partitions together", "[qui
 TEST_CASE("a run that ends within its first phase does not start again", "[quick][threads]") {
   // One 64 KiB WRITE across the fat-tree: done within the first phase (64
   // lookaheads of 1 us), which also finds it far too sparse; nothing is
-  // left to save by starting again.
+  // left to save by starting again, and that phase ran on both threads.
   const Scenario sc = load_scenario_text(
       fat_tree("1us", R"({"kind": "flow", "src": 0, "dst": 15, "size": "64KiB"})"), "short");
   const RunResult one = run_on(sc, 1, true);
   const RunResult r = run_on(sc, 2, true);
   REQUIRE(r.status == RunStatus::kComplete);
   CHECK(!r.restarted_on_one_thread);
-  CHECK(r.threads_used == 1);
+  CHECK(r.phases == 1);
+  CHECK(r.threads_used == 2);
   CHECK(r.events == one.events);
   CHECK(r.sim_time == one.sim_time);
   CHECK(r.wall.first_attempt_seconds == 0);
