@@ -156,8 +156,6 @@ class Partition {
     // After a drain that made room: whether the sender waits for it (it
     // may sleep in send(); the caller wakes the sleepers).
     bool sender_waits() const;
-    // The same, for a caller that has just fenced (one fence, many channels).
-    bool sender_waits_after_fence() const;
     uint64_t size() const {
       return tail.load(std::memory_order_acquire) - head.load(std::memory_order_acquire);
     }

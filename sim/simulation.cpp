@@ -347,10 +347,6 @@ bool Partition::Channel::sender_waits() const {
   return blocked.load(std::memory_order_relaxed);
 }
 
-bool Partition::Channel::sender_waits_after_fence() const {
-  return blocked.load(std::memory_order_relaxed);
-}
-
 void Partition::drain_all() {
   for (Channel* c : in_) c->drain();
 }
@@ -365,7 +361,7 @@ bool Partition::take_in_all(const Channel* own) {
   if (!moved || sim_.serial_) return false;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (const Channel* c : in_) {
-    if (c != own && c->sender_waits_after_fence()) return true;
+    if (c != own && c->blocked.load(std::memory_order_relaxed)) return true;
   }
   return false;
 }
