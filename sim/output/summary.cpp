@@ -452,9 +452,9 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
     }
     if (r.threads_used < r.threads && !r.restarted_on_one_thread) {
       out += fmt::format(
-          "  after the first phase on 1 thread, the {} partitions taking turns: {:.0f} events per "
-          "thread per lookahead is too few for threads to pay (--force-threads keeps them)\n",
-          r.partitions, r.events_per_thread_lookahead);
+          "  why: the first phase showed {:.0f} events per thread per lookahead, too few for "
+          "threads to pay, so the {} partitions took turns (--force-threads keeps the threads)\n",
+          r.events_per_thread_lookahead, r.partitions);
     }
     if (r.starved_windows > 0) {
       out += fmt::format(
