@@ -113,6 +113,10 @@ class Node : public Component {
   // (IEEE 802.1Qbb): what the headroom of a neighbour that pauses it must
   // cover. Zero for a node that does not model one.
   virtual Time pfc_response_delay() const { return Time::zero(); }
+  // The cable at `port` came back up after a failure (a fault's end); the
+  // link layer initialises it again. Called with every partition's clock at
+  // that instant, both ends of the cable together.
+  virtual void on_link_up(uint32_t port) { (void)port; }
 
  private:
   std::vector<std::unique_ptr<Port>> ports_;

@@ -823,15 +823,21 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
       workers_->run_phase(cap.time, cap.class_tag);
     }
     const uint64_t ran = events_dispatched() - before;
-    if (!serial_ && !decided_ && ran > 0 && !lookahead_.is_infinite()) {
-      // The first phase that ran anything decides: too few events per
-      // thread per lookahead, and each thread spends more time waiting
+    if (!serial_ && !decided_ && (ran > 0 || sample_events_ > 0) && !lookahead_.is_infinite()) {
+      // The first phase that ran anything decides, with the phases after
+      // it while together they span less than a lookahead (an observer's
+      // event, a sampler's at time 0 say, may end a phase before any time
+      // has passed; the events of one instant are no rate): too few events
+      // per thread per lookahead, and each thread spends more time waiting
       // for the others than running (one pass per few events): the rest of
       // the run goes on one thread, the same partitions taking turns.
+      sample_events_ += ran;
+      sample_span_ += cap.time - first.time;
+      if (sample_span_ < lookahead_) continue;
       decided_ = true;
-      const double lookaheads = std::max(1.0, static_cast<double>((cap.time - first.time).in_ps()) /
-                                                  static_cast<double>(lookahead_.in_ps()));
-      per_lookahead_ = static_cast<double>(ran) / (partitions() * lookaheads);
+      const double lookaheads =
+          static_cast<double>(sample_span_.in_ps()) / static_cast<double>(lookahead_.in_ps());
+      per_lookahead_ = static_cast<double>(sample_events_) / (partitions() * lookaheads);
       if (events_per_thread_lookahead() < min_events_per_lookahead_) {
         serial_ = density_serial_ = true;
         density_phase_ = phases_;

@@ -273,7 +273,7 @@ class Simulation {
   std::exception_ptr error_;
   bool oversubscribed_ = false;  // more threads than the CPUs it may use
   uint64_t generation_ = 0;      // phases run (threads and turns alike)
-  bool decided_ = false;         // the first phase with events ran
+  bool decided_ = false;         // the density decision's sample is complete
   bool serial_ = false;          // partitions take turns on this thread
   bool density_serial_ = false;  // ... for good: the first phase had too few events
   uint64_t density_phase_ = 0;   // phases run when density_serial_ was decided
@@ -282,6 +282,9 @@ class Simulation {
   ThreadProbe* probe_ = &default_probe_;
   std::unique_ptr<StarvationPolicy> starvation_;
   double per_lookahead_ = 0;
+  // The density decision's sample so far: events run, simulated time spanned.
+  uint64_t sample_events_ = 0;
+  Time sample_span_;
   double min_events_per_lookahead_ = kMinEventsPerLookahead;
   bool stop_when_sparse_ = false;
   bool stopped_sparse_ = false;

@@ -199,6 +199,29 @@ void Credits::on_update() {
   }
 }
 
+void Credits::restart_link() {
+  pending_grants_ = 0;
+  answer_ = 0;
+  changed_ = 0;
+  for (uint8_t i = 0; i < lanes(); ++i) {
+    Lane& l = lane_[i];
+    while (!l.pending.empty()) l.pending.pop_front();
+    l.sent = 0;
+    l.limit = 0;
+    l.obeyed = 0;
+    l.abr = l.abr_granted = 0;
+    l.granted = l.promised = 0;
+    l.revoked = 0;
+    l.revoking = false;
+  }
+  // Lanes beyond the data VLs carry nothing: as at the first initialisation.
+  for (size_t i = params_.data_vls; i < lane_.size(); ++i)
+    lane_[i].limit = lane_[i].granted = lane_[i].promised =
+        std::min(buffer_blocks_, kIbMaxCreditWindow);
+  const size_t vls = std::min<size_t>(lane_.size(), params_.data_vls);
+  for (size_t i = 0; i < vls; ++i) send(static_cast<uint8_t>(i));
+}
+
 void Credits::on_period() {
   const size_t vls = std::min<size_t>(lane_.size(), params_.data_vls);
   for (size_t i = 0; i < vls; ++i) send(static_cast<uint8_t>(i));

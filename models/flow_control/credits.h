@@ -238,6 +238,18 @@ class Credits final : public LinkFlowControl {
   }
   // Blocks of `lane`'s buffer in use.
   uint64_t occupied(uint8_t lane) const { return lane_[lane].occupied; }
+
+  // ---- both directions ----
+  // The cable came back up and the link was initialised again (a link
+  // brought up goes Initialize, flow-control packets exchanged, Arm,
+  // Active): FCTBS and ABR start again from zero, the sender may send
+  // nothing until the receiver's first flow-control packet grants its free
+  // blocks, and this port sends that packet for each data VL now. What was
+  // on the cable when it failed, and what was sent into it while it was
+  // down, is lost: without this the blocks of those packets, and the grants
+  // lost with them, would stay missing from the VLs for good. Packets still
+  // in this port's buffer keep their blocks until they leave.
+  void restart_link();
   // Blocks received on `lane` (ABR, resynchronised to the neighbour's FCTBS).
   uint64_t blocks_received(uint8_t lane) const { return lane_[lane].abr; }
   // The FCCL this port grants on `lane` now (never below the last granted,

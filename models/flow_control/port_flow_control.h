@@ -174,6 +174,12 @@ class PortFlowControl {
   }
   bool holding(uint8_t lane) const { return policy().holding(lane); }
   BlockedBy blocked(uint8_t lane, Time now) const { return policy().blocked(lane, now); }
+  // The cable came back up after a failure. Credits start over as a link
+  // initialisation does (Credits::restart_link); PFC keeps its state, a
+  // pause simply running out as it would have.
+  void on_link_up() {
+    if (credits_) credits_->restart_link();
+  }
   // PFC only: keep the neighbour paused until `until` (a storm fault).
   void hold(uint8_t lane, Time until) {
     if (!credits_) pfc_.hold(lane, until);

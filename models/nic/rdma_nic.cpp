@@ -436,7 +436,20 @@ void RdmaNic::receive(uint32_t port_index, PacketHandle p) {
   if (!ps.rx.admit(p, bytes, ctx().now())) {
     ++counters_.rx_buffer_drops;
     ps.fc.on_passed(prio, wire);
-    if (((lossless_mask_ >> prio) & 1) != 0) lossless_drop(port_index, *p, bytes);
+    if (ps.fc.credited()) [[unlikely]] {
+      // The load makes rx_buffer hold all that the credits can let in.
+      if (checks_)
+        throw InvariantViolation(
+            "lossless_drop",
+            name() + " port " + std::to_string(port_index) + " VL " + std::to_string(prio),
+            ctx().now(),
+            "a " + std::to_string(bytes.count()) +
+                " B packet dropped at the receive buffer, which its credits let in (" +
+                std::to_string(ps.rx.total().count()) + " B of " +
+                std::to_string(cfg_.rx_buffer.count()) + " B held)");
+    } else if (((lossless_mask_ >> prio) & 1) != 0) {
+      lossless_drop(port_index, *p, bytes);
+    }
     return;
   }
   ps.fc.on_arrival(prio, wire, [&] { return ps.rx.occupancy(prio) >= cfg_.rx_xoff; });
@@ -519,6 +532,13 @@ void RdmaNic::emit_link_control(uint32_t port_index, PacketHandle frame) {
   ports_[port_index]->pfc_out.push_back(std::move(frame));
   ++counters_.pfc_frames_sent;
   port(port_index).wake();
+}
+
+void RdmaNic::on_link_up(uint32_t port_index) {
+  PortState& ps = *ports_[port_index];
+  if (!ps.fc.credited()) return;
+  ps.fc.on_link_up();  // nothing may be sent until the switch's first grant
+  note_credit_waits(ps, ctx().now());
 }
 
 void RdmaNic::start_pfc_storm(uint8_t priority, Time until) {

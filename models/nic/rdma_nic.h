@@ -191,6 +191,7 @@ class RdmaNic : public Node, private ControlSink {
   PacketHandle next_packet(uint32_t port) override;
   Time next_pull(uint32_t port, Time frame_end) const override;
   Time pfc_response_delay() const override { return cfg_.pfc_response_delay; }
+  void on_link_up(uint32_t port) override;
 
   // QPNs 0 and 1 are reserved (IBA §10.2.4: QP0/QP1 special QPs).
   static constexpr uint32_t kFirstQpn = 2;

@@ -655,6 +655,16 @@ void Switch::emit_link_control(uint32_t port, PacketHandle frame) {
   this->port(port).wake();
 }
 
+void Switch::on_link_up(uint32_t port) {
+  Port& pt = hot_.ports[port];
+  if (!pt.fc.credited()) return;
+  pt.fc.on_link_up();
+  // Nothing may be sent on the port until the neighbour's first grant.
+  pt.queues.cache_allowed(0, Time::zero());
+  pt.credit_dirty = ~0U;
+  note_credit_waits(pt, ctx().now());
+}
+
 void Switch::note_dirty_credit_waits(Port& pt, Time now) {
   // Only a lane with packets or one noted waiting can change: an empty lane
   // that is not waiting stays so. Of those, only a lane whose head or

@@ -162,6 +162,7 @@ class Switch : public Node, private ControlSink {
   PacketHandle next_packet(uint32_t port) override;
   Time next_pull(uint32_t port, Time frame_end) const override;
   Time pfc_response_delay() const override { return cfg_.pfc.response_delay; }
+  void on_link_up(uint32_t port) override;
 
   // ---- observation ----
   SwitchCounters counters() const {

@@ -276,7 +276,11 @@ Args parse(const std::string& command, int argc, char** argv) {
     }
   }
   if (vm.count("estimate")) a.estimate = vm["estimate"].as<bool>();
-  if (vm.count("out")) a.out = vm["out"].as<std::string>();
+  if (vm.count("out")) {
+    a.out = vm["out"].as<std::string>();
+    // An empty variable in `--out "$DIR"` must not write into output.dir.
+    if (a.out.empty()) throw ScenarioError("--out: \"\" is empty (expected a folder)");
+  }
   if (vm.count("quiet")) a.quiet = vm["quiet"].as<bool>();
   if (vm.count("dot")) a.dot = vm["dot"].as<std::string>();
   if (vm.count("summary")) a.summary = vm["summary"].as<bool>();

@@ -160,6 +160,10 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
   json drops = {
       {"total", r.total_drops()}, {"link_down", r.link_lost_down}, {"corrupted", r.link_corrupted}};
   for (const auto& [reason, n] : r.switch_drops) drops[reason] = n;
+  // Switches' InfiniBand head-of-queue discards (also under "infiniband")
+  // and NICs' receive-buffer drops: losses too.
+  drops["head_of_queue_lifetime"] = r.hoq_discards;
+  drops["nic_rx_buffer"] = r.nic_rx_buffer_drops;
   j["drops"] = std::move(drops);
   // Of the headroom drops, those on ports whose headroom is configured below
   // the automatic value (sim/invariants.h, lossless_drop); not a reason of

@@ -357,7 +357,7 @@ void read_fabric(JsonReader r, FabricConfig& f) {
     link.read(f.link);
     link.finish();
   }
-  read_nic(r.object("nic"), f.nic);
+  read_nic(r.object("nic"), f.nic, f.transport != Transport::kInfiniband);
   read_switch(r.object("switch"), f.sw);
   f.cc = read_cc(r.object("cc"), nullptr);
   f.sw.max_frame = f.ethernet_mtu;
@@ -391,6 +391,26 @@ void read_fabric(JsonReader r, FabricConfig& f) {
           "fabric.infiniband.credits.vl_buffer: " + std::to_string(f.credits.vl_buffer.count()) +
           " bytes do not hold the largest packet (expected at least " + std::to_string(need) +
           " for fabric.mtu " + std::to_string(f.nic.mtu) + ")");
+    }
+    // A NIC that drains its receive buffer (rx_drain_rate) frees a packet's
+    // blocks only once drained, so its buffer holds at most what its credits
+    // can let in: every data VL's buffer and the pool, in blocks, a packet
+    // being at most its blocks x 64 bytes plus its 2-byte VCRC, so at most
+    // 66 bytes per block. A smaller buffer would drop what credits let in.
+    if (f.nic.rx_drain_rate.in_bps() > 0) {
+      const uint64_t blocks =
+          uint64_t{f.op_vls} *
+              static_cast<uint64_t>(f.credits.vl_buffer.count() / kIbCreditBlockBytes) +
+          static_cast<uint64_t>(f.credits.shared_buffer.count() / kIbCreditBlockBytes);
+      const uint64_t rx_need = blocks * (kIbCreditBlockBytes + 2);
+      if (static_cast<uint64_t>(f.nic.rx_buffer.count()) < rx_need) {
+        throw ScenarioError(
+            "fabric.nic.rx_buffer: " + std::to_string(f.nic.rx_buffer.count()) +
+            " bytes cannot hold what the NIC's credits let in on InfiniBand (expected at least " +
+            std::to_string(rx_need) + ": 66 bytes for each of the " + std::to_string(blocks) +
+            " blocks of its " + std::to_string(f.op_vls) +
+            " VL buffers and shared pool, fabric.infiniband.credits)");
+      }
     }
     // Credits make every VL lossless and leave the switch's buffer to
     // them: its MMU admits every packet a credit let in (no PFC threshold,

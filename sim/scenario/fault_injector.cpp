@@ -39,8 +39,14 @@ void FaultInjector::setup() {
 void FaultInjector::set_link(uint32_t link, bool up) {
   down_count_[link] += up ? -1 : 1;
   const bool now_up = down_count_[link] == 0;
-  cables_[link].a_to_b->set_up(now_up);
-  cables_[link].b_to_a->set_up(now_up);
+  const Cable& c = cables_[link];
+  const bool came_up = now_up && !c.a_to_b->up();
+  c.a_to_b->set_up(now_up);
+  c.b_to_a->set_up(now_up);
+  if (came_up) {
+    c.a_to_b->to()->on_link_up(c.a_to_b->to_port());
+    c.b_to_a->to()->on_link_up(c.b_to_a->to_port());
+  }
 }
 
 void FaultInjector::on_action() {

@@ -16,7 +16,8 @@ LinkSpec read_link_object(JsonReader r, const LinkSpec& def);
 
 // Reads `fabric` (fabric_loader.cpp) and `fabric.nic` (nic_loader.cpp).
 void read_fabric(JsonReader r, FabricConfig& f);
-void read_nic(JsonReader r, NicConfig& nic);
+// `pfc`: the NIC's ports run PFC (RoCE), so its thresholds are checked.
+void read_nic(JsonReader r, NicConfig& nic, bool pfc);
 // Why InfiniBand traffic cannot use service level `sl` under `f`'s QoS
 // tables (it maps to VL15, or to a VL no arbitration table lets send);
 // empty if it can.

@@ -220,8 +220,12 @@ struct RunResult {
   std::vector<std::pair<std::string, uint64_t>> switch_drops;
   uint64_t link_lost_down = 0;
   uint64_t link_corrupted = 0;
+  // Drops at NICs' receive buffers (NicCounters::rx_buffer_drops).
+  uint64_t nic_rx_buffer_drops = 0;
+  // Every packet lost: on links, in switches (InfiniBand's head-of-queue
+  // discards among them) and at NICs' receive buffers.
   uint64_t total_drops() const {
-    uint64_t n = link_lost_down + link_corrupted;
+    uint64_t n = link_lost_down + link_corrupted + nic_rx_buffer_drops + hoq_discards;
     for (const auto& [reason, count] : switch_drops) n += count;
     return n;
   }

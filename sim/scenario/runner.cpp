@@ -492,6 +492,7 @@ void collect_nics(RunResult& r, const Fabric& fabric) {
     r.out_of_sequence += c.out_of_sequence;
     r.retransmissions += c.retransmitted_packets;
     r.qp_errors += c.qp_errors;
+    r.nic_rx_buffer_drops += c.rx_buffer_drops;
     r.lossless_drops_headroom_below_automatic += c.lossless_drops_headroom_below_automatic;
     r.lossless_drops_watchdog_forward += c.lossless_drops_watchdog_forward;
     r.cc.cnps_sent += c.cnps_sent;

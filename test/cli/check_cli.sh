@@ -3,7 +3,7 @@
 #
 # Command-line checks of rdmasim (docs/scenario.md, "Exit codes"). CHECK is one
 # of: version, no-arguments, unknown-command, set-without-equals,
-# out-inside-file, good-run, deterministic, threads-bad, threads-deterministic,
+# out-inside-file, out-empty, good-run, deterministic, threads-bad, threads-deterministic,
 # help, describe, resolve, schema, set-deep, set-index-too-large,
 # file-limits, name-dotdot, idle-events, memory-limit, set-invalid-utf8.
 # Exit status 0 if the check holds, 1 otherwise (with a message saying what
@@ -120,6 +120,14 @@ case $check in
     run run "$quickstart" --out "$tmp/file/out" --quiet
     expect_code 2
     expect_error_line "$tmp/file/out"
+    ;;
+  out-empty)
+    # An empty variable in `--out "$DIR"`: refused, nothing written in the
+    # folder output.dir names (out/<name> under the working folder).
+    run run "$quickstart" --out "" --quiet
+    expect_code 2
+    expect_error_line "--out"
+    [ -e "$tmp/cwd/out" ] && fail "--out \"\" wrote into $tmp/cwd/out"
     ;;
   good-run)
     good_run "$tmp/out"

@@ -80,6 +80,23 @@ TEST_CASE("a run dense enough for its threads keeps them", "[quick][threads]") {
   CHECK(r.events_per_thread_lookahead == r.events_per_partition_lookahead);
 }
 
+TEST_CASE("a sampler's event at time 0 does not cut the density decision's sample short",
+          "[quick][threads]") {
+  // The dense permutation with a queue sampler, whose first event (time 0)
+  // ends the first phase before any time has passed. The decision waits
+  // for the phases after it to span a lookahead; it once took the events of
+  // time 0 alone for a lookahead's and started again on one thread.
+  LoadOptions o;
+  o.overrides = {R"(output.queue_interval="50us")"};
+  const Scenario sc = load_scenario_text(
+      fat_tree("20us", R"({"kind": "permutation", "hosts": "all", "size": "8MiB"})"), "sampled", o);
+  const RunResult r = run_on(sc, 2, true);
+  REQUIRE(r.status == RunStatus::kComplete);
+  CHECK(!r.restarted_on_one_thread);
+  CHECK(r.threads_used == 2);
+  CHECK(r.events_per_partition_lookahead >= Simulation::kMinEventsPerLookahead);
+}
+
 TEST_CASE("the density decision weighs each thread's partitions together", "[quick][threads]") {
   // The dense permutation on 2 threads in 16 partitions, 8 to a thread: too
   // few events per partition per lookahead, enough per thread, which waits

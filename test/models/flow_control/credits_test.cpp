@@ -145,6 +145,20 @@ struct FcRecorder : Component, ControlSink {
   std::vector<Time> at;
 };
 
+// A port's Credits policy with two VLs of 100 blocks each (`params` give
+// the rest), its flow-control packets recorded.
+struct TwoVlPort {
+  explicit TwoVlPort(Credits::Params params) : sink(sim.add<FcRecorder>()) {
+    sim.setup();
+    params.vl_buffer = Bytes(64 * 100);
+    c.attach(sim.partition(0), sink, 3, sink.id(), params);
+    REQUIRE(c.buffer_blocks() == 100);
+  }
+  Simulation sim;
+  FcRecorder& sink;
+  Credits c{2};
+};
+
 // Sustained wire throughput of the last half of the run (steady state),
 // over whole periods: with k packets outstanding they leave in bursts of k,
 // one burst per credit loop, so the window spans a multiple of k packets.
@@ -211,15 +225,13 @@ TEST_CASE("V2 credit loop throughput against the VL buffer at EDR and NDR",
 }
 
 TEST_CASE("credits: a packet needs its blocks and grants are absolute", "[quick][credits]") {
-  Simulation sim;
-  FcRecorder& sink = sim.add<FcRecorder>();
-  sim.setup();
-  Credits c(2);
   Credits::Params params;
-  params.vl_buffer = Bytes(64 * 100);  // 100 blocks per VL
   params.rx_delay = Time::ns(10);
   params.coalesce = Time::ns(5);
-  c.attach(sim.partition(0), sink, 3, sink.id(), params);
+  TwoVlPort port(params);
+  Simulation& sim = port.sim;
+  FcRecorder& sink = port.sink;
+  Credits& c = port.c;
   CHECK(c.buffer_blocks() == 100);
 
   PacketHandle p = sim.make_packet();
@@ -256,6 +268,55 @@ TEST_CASE("credits: a packet needs its blocks and grants are absolute", "[quick]
   CHECK(sink.fccl[0] == 100 + 67);  // buffer + blocks freed
   CHECK(sink.at[0] == Time::ns(15));
   CHECK(c.packets_sent() == 1);
+}
+
+// A cable that failed and came back is initialised again (a link brought
+// up exchanges flow-control packets before it carries data): FCTBS and ABR
+// start from zero, the sender waits for the receiver's first grant, which
+// is its free blocks. Before this, the blocks of packets lost with the cable
+// stayed missing from the VL for good.
+TEST_CASE("credits: a link initialised again starts from zero and grants its free blocks",
+          "[quick][credits]") {
+  Credits::Params params;
+  params.data_vls = 2;
+  TwoVlPort port(params);
+  Simulation& sim = port.sim;
+  FcRecorder& sink = port.sink;
+  Credits& c = port.c;
+  PacketHandle p = sim.make_packet();
+  p->wire_bytes = 4122;   // 65 blocks
+  c.on_transmit(0, *p);   // sent on VL0 and lost on the cable
+  c.on_arrival(1, 4122);  // a packet in VL1's buffer that has not left yet
+  REQUIRE(sink.fccl.empty());
+
+  c.restart_link();
+  const Time now = Time::zero();
+  CHECK(c.blocks_sent(0) == 0);
+  CHECK(c.blocks_received(1) == 0);
+  CHECK(c.occupied(1) == 65);  // it keeps its blocks until it leaves
+  // Nothing may be sent until the neighbour's first grant.
+  CHECK(c.limit(0, now) == 0);
+  CHECK_FALSE(c.may_send(0, *p, now));
+  CHECK_FALSE(c.may_send(1, *p, now));
+  CHECK(c.blocked(0, now) == BlockedBy::kCredits);
+  // This port's first grants, at once: ABR 0 plus the free blocks.
+  REQUIRE(sink.fccl.size() == 2);
+  CHECK(sink.vl == std::vector<int>{0, 1});
+  CHECK(sink.fccl == std::vector<uint64_t>{100, 35});
+  CHECK(sink.fctbs == std::vector<uint64_t>{0, 0});
+  CHECK(sink.at == std::vector<Time>{now, now});
+
+  // The neighbour's grant opens the VL again: a whole buffer.
+  PacketHandle g = make_ib_flow_control(sim, 0, 100, 0);
+  c.on_control_frame(*g, now);
+  CHECK(c.may_send(0, *p, now));
+  CHECK(c.limit(0, now) - c.blocks_sent(0) == 100);
+  // The packet held since before the failure leaves: its blocks come back.
+  c.on_departure(1, 4122);
+  sim.run();
+  REQUIRE(sink.fccl.size() == 3);
+  CHECK(sink.vl[2] == 1);
+  CHECK(sink.fccl[2] == 100);
 }
 
 // A departure decided within a pull sends its flow-control packet then,
