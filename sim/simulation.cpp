@@ -791,6 +791,7 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
         phase_lookaheads_ = phase_lookaheads_ == 0
                                 ? kGrowFromLookaheads
                                 : std::min(2 * phase_lookaheads_, kPhaseLookaheads);
+        phase_lookaheads_ = std::min(phase_lookaheads_, phase_cap_);
         lookaheads = phase_lookaheads_;
       }
       const Time horizon = std::min(lookahead_, Time::infinite() / (2 * kPhaseLookaheads));
@@ -817,12 +818,19 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
         }
       }
     }
+    const auto started = std::chrono::steady_clock::now();
     if (serial_) {
       run_phase_serial(cap.time, cap.class_tag);
     } else {
       workers_->run_phase(cap.time, cap.class_tag);
     }
     const uint64_t ran = events_dispatched() - before;
+    if (!lookahead_.is_infinite() && !turns_from_start()) {
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+      phase_cap_ = phase_cap(static_cast<double>((cap.time - first.time).in_ps()) /
+                                 static_cast<double>(lookahead_.in_ps()),
+                             took.count());
+    }
     if (!serial_ && !decided_ && (ran > 0 || sample_events_ > 0) && !lookahead_.is_infinite()) {
       // The first phase that ran anything decides, with the phases after
       // it while together they span less than a lookahead (an observer's

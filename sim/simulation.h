@@ -198,6 +198,20 @@ class Simulation {
   // looks at its stops (a signal, the wall-clock limit) about as often as
   // it would whole (a wall second at 8,192 hosts is some 20 lookaheads).
   static constexpr int64_t kTurnsPhaseLookaheads = 8;
+  // Stops (a signal, the wall-clock limit) are looked at between phases:
+  // after a phase that took longer than this in wall time, the next one
+  // reaches only as many lookaheads as this would take at that phase's pace
+  // (at least one); a quicker phase lets them grow again. At 8,192 hosts on
+  // two threads a phase of kPhaseLookaheads took some 25 s. Phase lengths do
+  // not change results.
+  static constexpr double kPhaseWallSeconds = 0.25;
+  // The most lookaheads the phase after one that ran `lookaheads` in
+  // `wall_seconds` may reach.
+  static int64_t phase_cap(double lookaheads, double wall_seconds) {
+    if (wall_seconds <= kPhaseWallSeconds) return kPhaseLookaheads;
+    const double fit = lookaheads * kPhaseWallSeconds / wall_seconds;
+    return fit < 1 ? 1 : static_cast<int64_t>(fit);
+  }
   // A partitioned run whose first phase runs fewer events than this per
   // thread per lookahead goes on with its partitions taking turns on one
   // thread (set_min_events_per_lookahead(0) keeps the threads; infinity
@@ -299,7 +313,8 @@ class Simulation {
   WaitList waits_;  // where waiting partitions sleep
   Time lookahead_ = Time::infinite();
   uint64_t phases_ = 0;
-  int64_t phase_lookaheads_ = 0;  // of the last phase after the first (0: none yet)
+  int64_t phase_lookaheads_ = 0;          // of the last phase after the first (0: none yet)
+  int64_t phase_cap_ = kPhaseLookaheads;  // phase_cap() of the last phase
   std::vector<std::unique_ptr<Partition>> parts_;
   std::vector<Partition*> all_parts_;            // parts_, as the groups hold them
   std::vector<std::vector<Partition*>> groups_;  // by thread (set_threads)

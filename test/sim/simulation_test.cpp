@@ -436,3 +436,17 @@ TEST_CASE("events run at once for the current time keep the queue's order, finge
     CHECK(direct.second == queued.second);
   }
 }
+
+// Stops are looked at between phases, so a phase long in wall time keeps a
+// signal waiting (some 25 s for 256 lookaheads at 8,192 hosts on two
+// threads): the next phase reaches only what a quarter of a second takes at
+// the last one's pace, at least one lookahead; a quick phase sets no cap.
+TEST_CASE("a phase long in wall time caps the next at a quarter second's lookaheads",
+          "[quick][partition]") {
+  CHECK(Simulation::phase_cap(256, 25.0) == 2);  // 256 x 0.25 / 25 = 2.56
+  CHECK(Simulation::phase_cap(64, 8.0) == 2);
+  CHECK(Simulation::phase_cap(16, 0.5) == 8);
+  CHECK(Simulation::phase_cap(4, 10.0) == 1);  // never below one lookahead
+  CHECK(Simulation::phase_cap(256, Simulation::kPhaseWallSeconds) == Simulation::kPhaseLookaheads);
+  CHECK(Simulation::phase_cap(1, 0.001) == Simulation::kPhaseLookaheads);
+}
