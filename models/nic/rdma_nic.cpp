@@ -537,6 +537,9 @@ void RdmaNic::emit_link_control(uint32_t port_index, PacketHandle frame) {
 void RdmaNic::on_link_up(uint32_t port_index) {
   PortState& ps = *ports_[port_index];
   if (!ps.fc.credited()) return;
+  // Flow-control packets made before the restart and not sent yet carry
+  // the old counts: the new ones replace them.
+  while (!ps.pfc_out.empty()) ps.pfc_out.pop_front();
   ps.fc.on_link_up();  // nothing may be sent until the switch's first grant
   note_credit_waits(ps, ctx().now());
 }

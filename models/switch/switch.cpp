@@ -658,6 +658,9 @@ void Switch::emit_link_control(uint32_t port, PacketHandle frame) {
 void Switch::on_link_up(uint32_t port) {
   Port& pt = hot_.ports[port];
   if (!pt.fc.credited()) return;
+  // Flow-control packets made before the restart and not sent yet carry
+  // the old counts: the new ones replace them.
+  while (pt.queues.has_control()) pt.queues.pop_control();
   pt.fc.on_link_up();
   // Nothing may be sent on the port until the neighbour's first grant.
   pt.queues.cache_allowed(0, Time::zero());

@@ -40,13 +40,9 @@ void FaultInjector::set_link(uint32_t link, bool up) {
   down_count_[link] += up ? -1 : 1;
   const bool now_up = down_count_[link] == 0;
   const Cable& c = cables_[link];
-  const bool came_up = now_up && !c.a_to_b->up();
+  if (now_up && !c.a_to_b->up()) came_up_.push_back(link);
   c.a_to_b->set_up(now_up);
   c.b_to_a->set_up(now_up);
-  if (came_up) {
-    c.a_to_b->to()->on_link_up(c.a_to_b->to_port());
-    c.b_to_a->to()->on_link_up(c.b_to_a->to_port());
-  }
 }
 
 void FaultInjector::on_action() {
@@ -70,6 +66,18 @@ void FaultInjector::on_action() {
         break;
     }
   }
+  // Cables that came back are initialised again, once this instant's
+  // actions are all done: one that another fault takes down at the same
+  // instant never came up (its ends would send into it).
+  std::sort(came_up_.begin(), came_up_.end());
+  came_up_.erase(std::unique(came_up_.begin(), came_up_.end()), came_up_.end());
+  for (const uint32_t l : came_up_) {
+    const Cable& c = cables_[l];
+    if (!c.a_to_b->up()) continue;
+    c.a_to_b->to()->on_link_up(c.a_to_b->to_port());
+    c.b_to_a->to()->on_link_up(c.b_to_a->to_port());
+  }
+  came_up_.clear();
   if (topology_changed && !reconverge_.scheduled()) {
     ctx().schedule_in(reconverge_, sc_.reconvergence_delay);
   }

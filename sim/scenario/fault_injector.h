@@ -42,8 +42,9 @@ class FaultInjector : public Component {
   std::vector<Cable> cables_;
   std::vector<Switch*> switches_;  // by node id (null for hosts)
   std::vector<RdmaNic*> nics_;
-  Topology topo_;                // the scenario's, with the current failures
-  std::vector<int> down_count_;  // per link: how many active faults hold it down
+  Topology topo_;                  // the scenario's, with the current failures
+  std::vector<int> down_count_;    // per link: how many active faults hold it down
+  std::vector<uint32_t> came_up_;  // links that came up at this instant (on_action)
   std::vector<Action> actions_;
   size_t next_ = 0;
   std::vector<std::unique_ptr<Routes>> routes_;  // every table set installed, kept alive
