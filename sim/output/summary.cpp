@@ -406,6 +406,16 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+// Events per thread per lookahead as the summary line gives it: whole
+// numbers, but a sparse run's fraction kept (0.5, not 0).
+std::string density(double events) {
+  return events < 10 ? fmt::format("{:.1f}", events) : fmt::format("{:.0f}", events);
+}
+
+}  // namespace
+
 std::string human_summary(const Scenario& sc, const RunResult& r) {
   const FlowStats s = flow_stats(r);
   std::string out = fmt::format("rdmasim {}: {} (seed {}): {}\n", version(), sc.name, sc.seed,
@@ -434,10 +444,10 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
     for (uint64_t e : by_thread) per += (per.empty() ? "" : " / ") + std::to_string(e);
     if (r.restarted_on_one_thread) {
       out += fmt::format(
-          "  on 1 thread: the first phase on {} showed {:.0f} events per thread per lookahead, "
+          "  on 1 thread: the first phase on {} showed {} events per thread per lookahead, "
           "too few for threads to pay, and the run started again on one after {:.3f} s "
           "(--force-threads keeps them)\n",
-          r.threads, r.events_per_thread_lookahead, r.wall.first_attempt_seconds);
+          r.threads, density(r.events_per_thread_lookahead), r.wall.first_attempt_seconds);
     } else if (r.threads_used < r.threads) {
       // The first phase on threads, the rest in turns on one (below): the
       // sums are of the partitions each thread had, not of what it ran.
@@ -456,9 +466,9 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
     }
     if (r.threads_used < r.threads && !r.restarted_on_one_thread) {
       out += fmt::format(
-          "  why: the first phase showed {:.0f} events per thread per lookahead, too few for "
+          "  why: the first phase showed {} events per thread per lookahead, too few for "
           "threads to pay, so the {} partitions took turns (--force-threads keeps the threads)\n",
-          r.events_per_thread_lookahead, r.partitions);
+          density(r.events_per_thread_lookahead), r.partitions);
     }
     if (r.starved_windows > 0) {
       out += fmt::format(

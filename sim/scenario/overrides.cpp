@@ -119,7 +119,15 @@ void apply_override(nlohmann::json& root, const std::string& assignment) {
     const std::string key = path.substr(i, end - i);
     if (key.empty()) fail("empty key in the path");
     if (node->is_null()) *node = nlohmann::json::object();
-    if (!node->is_object()) fail((walked.empty() ? "the scenario" : walked) + " is not an object");
+    if (node->is_array()) {
+      const bool index = key.find_first_not_of("0123456789") == std::string::npos;
+      fail(walked + " is an array (expected " + walked + (index ? "[" + key + "]" : "[<index>].") +
+           (index ? ": array elements are written [i])" : key + ")"));
+    }
+    if (!node->is_object()) {
+      fail((walked.empty() ? "the scenario" : walked) + " is not an object (expected one holding " +
+           key + ")");
+    }
     walked += (walked.empty() ? "" : ".") + key;
     node = &(*node)[key];
     i = end;

@@ -31,4 +31,12 @@ TEST_CASE("malformed overrides are bad input", "[quick][scenario]") {
   CHECK_THROWS_AS(apply_override(j, "seed.x=1"), ScenarioError);
   CHECK_THROWS_WITH(apply_override(j, "traffic[3].size=1"),
                     Catch::Contains("traffic[3] does not exist"));
+  // A key where an element is needed: what to write instead.
+  CHECK_THROWS_WITH(apply_override(j, "traffic.0.size=1"),
+                    Catch::Contains("traffic is an array (expected traffic[0]: array elements "
+                                    "are written [i])"));
+  CHECK_THROWS_WITH(apply_override(j, "traffic.kind=1"),
+                    Catch::Contains("traffic is an array (expected traffic[<index>].kind)"));
+  CHECK_THROWS_WITH(apply_override(j, "seed.x=1"),
+                    Catch::Contains("seed is not an object (expected one holding x)"));
 }
