@@ -250,6 +250,12 @@ class Credits final : public LinkFlowControl {
   // lost with them, would stay missing from the VLs for good. Packets still
   // in this port's buffer keep their blocks until they leave.
   void restart_link();
+  // A flow-control packet this port emitted was discarded before it was
+  // sent (its holder's restart): not counted among those sent.
+  void discarded(const Packet& f) {
+    --packets_sent_;
+    if (f.fc_vl < lanes()) --lane_[f.fc_vl].fc_sent;
+  }
   // Blocks received on `lane` (ABR, resynchronised to the neighbour's FCTBS).
   uint64_t blocks_received(uint8_t lane) const { return lane_[lane].abr; }
   // The FCCL this port grants on `lane` now (never below the last granted,

@@ -180,6 +180,11 @@ class PortFlowControl {
   void on_link_up() {
     if (credits_) credits_->restart_link();
   }
+  // A control frame this policy emitted was discarded unsent (credits: it
+  // is not counted as sent).
+  void discarded(const Packet& f) {
+    if (credits_) credits_->discarded(f);
+  }
   // PFC only: keep the neighbour paused until `until` (a storm fault).
   void hold(uint8_t lane, Time until) {
     if (!credits_) pfc_.hold(lane, until);

@@ -539,7 +539,10 @@ void RdmaNic::on_link_up(uint32_t port_index) {
   if (!ps.fc.credited()) return;
   // Flow-control packets made before the restart and not sent yet carry
   // the old counts: the new ones replace them.
-  while (!ps.pfc_out.empty()) ps.pfc_out.pop_front();
+  while (!ps.pfc_out.empty()) {
+    ps.fc.discarded(*ps.pfc_out.pop_front());
+    --counters_.pfc_frames_sent;
+  }
   ps.fc.on_link_up();  // nothing may be sent until the switch's first grant
   note_credit_waits(ps, ctx().now());
 }

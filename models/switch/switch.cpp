@@ -640,7 +640,7 @@ void Switch::emit_link_control(uint32_t port, PacketHandle frame) {
     ++counters_.fc_sent;
     // Ahead of everything: at once on an idle port (no pull event for it).
     EgressQueues& q = hot_.ports[port].queues;
-    if (!q.has_control() && this->port(port).send_now(frame)) return;
+    if (!queue_control_ && !q.has_control() && this->port(port).send_now(frame)) return;
     q.push_control(std::move(frame));
     this->port(port).wake();
     return;
@@ -659,9 +659,19 @@ void Switch::on_link_up(uint32_t port) {
   Port& pt = hot_.ports[port];
   if (!pt.fc.credited()) return;
   // Flow-control packets made before the restart and not sent yet carry
-  // the old counts: the new ones replace them.
-  while (pt.queues.has_control()) pt.queues.pop_control();
+  // the old counts: the new ones replace them (never on the wire, not
+  // counted as sent).
+  while (pt.queues.has_control()) {
+    pt.fc.discarded(*pt.queues.pop_control());
+    --counters_.fc_sent;
+  }
+  // This runs between phases (an observer's event): the new grants are
+  // queued and the port woken, so that they leave from an event of its
+  // partition (a frame sent from here would wait, unseen, in the channel
+  // to another partition).
+  queue_control_ = true;
   pt.fc.on_link_up();
+  queue_control_ = false;
   // Nothing may be sent on the port until the neighbour's first grant.
   pt.queues.cache_allowed(0, Time::zero());
   pt.credit_dirty = ~0U;

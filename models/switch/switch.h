@@ -340,6 +340,7 @@ class Switch : public Node, private ControlSink {
   MemberEvent<Switch, &Switch::on_watchdog> watchdog_;
   SwitchCounters counters_;
   bool checks_ = false;                    // sim().checks(), read at setup
+  bool queue_control_ = false;             // emit_link_control queues (on_link_up)
   std::vector<bool> headroom_below_auto_;  // per port
   // Per ingress (port, priority), port * lanes_ + priority: when a frame
   // last came in that its sender sent ignoring the pause (kFlagPauseIgnored),

@@ -409,9 +409,10 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
 namespace {
 
 // Events per thread per lookahead as the summary line gives it: whole
-// numbers, but a sparse run's fraction kept (0.5, not 0).
+// numbers, but two significant digits of a sparse run's (0.5 or 0.0078,
+// not 0).
 std::string density(double events) {
-  return events < 10 ? fmt::format("{:.1f}", events) : fmt::format("{:.0f}", events);
+  return events < 10 ? fmt::format("{:.2g}", events) : fmt::format("{:.0f}", events);
 }
 
 }  // namespace

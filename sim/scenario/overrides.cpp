@@ -121,12 +121,13 @@ void apply_override(nlohmann::json& root, const std::string& assignment) {
     if (node->is_null()) *node = nlohmann::json::object();
     if (node->is_array()) {
       const bool index = key.find_first_not_of("0123456789") == std::string::npos;
-      fail(walked + " is an array (expected " + walked + (index ? "[" + key + "]" : "[<index>].") +
-           (index ? ": array elements are written [i])" : key + ")"));
+      fail((walked.empty() ? "the scenario" : walked) + " is an array (expected " + walked +
+           (index ? "[" + clip(key) + "]: array elements are written [i])"
+                  : "[<index>]." + clip(key) + ")"));
     }
     if (!node->is_object()) {
       fail((walked.empty() ? "the scenario" : walked) + " is not an object (expected one holding " +
-           key + ")");
+           clip(key) + ")");
     }
     walked += (walked.empty() ? "" : ".") + key;
     node = &(*node)[key];
