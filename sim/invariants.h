@@ -26,7 +26,9 @@
 //       receive buffer, models/nic/rdma_nic.cpp; such drops are counted, not
 //       violations), when a pause may have been lost (its cable went down or
 //       has bit errors), or after the neighbour's PFC watchdog forwarded
-//       ignoring the pause (kFlagPauseIgnored; counted);
+//       ignoring the pause (kFlagPauseIgnored; counted); on InfiniBand,
+//       where credits admit every packet, any drop for want of buffer at a
+//       switch or at a NIC's receive buffer (RdmaNic::receive);
 //     - flow_bytes: per flow and direction, payload bytes sent = delivered +
 //       in flight + dropped (sim/scenario/invariant_checks.h, end of run);
 //     - qp_end_state: every QP, of flows and of collectives' connections,

@@ -829,7 +829,7 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
       const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
       phase_cap_ = phase_cap(static_cast<double>((cap.time - first.time).in_ps()) /
                                  static_cast<double>(lookahead_.in_ps()),
-                             took.count());
+                             took.count(), phase_wall_seconds_);
     }
     if (!serial_ && !decided_ && (ran > 0 || sample_events_ > 0) && !lookahead_.is_infinite()) {
       // The first phase that ran anything decides, with the phases after

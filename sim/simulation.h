@@ -201,17 +201,25 @@ class Simulation {
   // Stops (a signal, the wall-clock limit) are looked at between phases:
   // after a phase that took longer than this in wall time, the next one
   // reaches only as many lookaheads as this would take at that phase's pace
-  // (at least one); a quicker phase lets them grow again. At 8,192 hosts on
-  // two threads a phase of kPhaseLookaheads took some 25 s. Phase lengths do
-  // not change results.
+  // (at least one); a quicker phase lifts the cap, and the next doubles, so
+  // phases stay under about twice this. W5's permutation at 8,192 hosts on
+  // two threads took up to 25 s for a phase of kPhaseLookaheads on a busy
+  // machine. Phase lengths do not change results.
   static constexpr double kPhaseWallSeconds = 0.25;
   // The most lookaheads the phase after one that ran `lookaheads` in
-  // `wall_seconds` may reach.
-  static int64_t phase_cap(double lookaheads, double wall_seconds) {
-    if (wall_seconds <= kPhaseWallSeconds) return kPhaseLookaheads;
-    const double fit = lookaheads * kPhaseWallSeconds / wall_seconds;
+  // `wall_seconds` may reach, for phases of `target` wall seconds (0: one
+  // lookahead whatever the time).
+  static int64_t phase_cap(double lookaheads, double wall_seconds,
+                           double target = kPhaseWallSeconds) {
+    if (target <= 0) return 1;
+    if (wall_seconds <= target) return kPhaseLookaheads;
+    const double fit = lookaheads * target / wall_seconds;
     return fit < 1 ? 1 : static_cast<int64_t>(fit);
   }
+  // Tests: the wall time phase_cap() aims at (infinity: no cap, the phase
+  // lengths then depend on simulated time alone; 0: one lookahead after the
+  // first phase).
+  void set_phase_wall_seconds(double s) { phase_wall_seconds_ = s; }
   // A partitioned run whose first phase runs fewer events than this per
   // thread per lookahead goes on with its partitions taking turns on one
   // thread (set_min_events_per_lookahead(0) keeps the threads; infinity
@@ -315,6 +323,7 @@ class Simulation {
   uint64_t phases_ = 0;
   int64_t phase_lookaheads_ = 0;          // of the last phase after the first (0: none yet)
   int64_t phase_cap_ = kPhaseLookaheads;  // phase_cap() of the last phase
+  double phase_wall_seconds_ = kPhaseWallSeconds;
   std::vector<std::unique_ptr<Partition>> parts_;
   std::vector<Partition*> all_parts_;            // parts_, as the groups hold them
   std::vector<std::vector<Partition*>> groups_;  // by thread (set_threads)

@@ -95,7 +95,10 @@ const Fields<NicConfig>& nic_params() {
         .doc("rate the receive buffer drains into host memory (PCIe)")
         .source("model");
     f.bytes("rx_buffer", &C::rx_buffer, Bytes(1))
-        .doc("receive buffer per port")
+        .doc(
+            "receive buffer per port; on InfiniBand with `rx_drain_rate`, at least 66 B per "
+            "64-byte block of its credits (op_vls x vl_buffer + shared_buffer: 540672 B with "
+            "the defaults)")
         .source("illustrative");
     f.bytes("rx_xoff", &C::rx_xoff, Bytes(1))
         .doc("per-priority occupancy that sends a pause; at most `rx_buffer`")

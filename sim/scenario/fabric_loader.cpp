@@ -408,8 +408,7 @@ void read_fabric(JsonReader r, FabricConfig& f) {
             "fabric.nic.rx_buffer: " + std::to_string(f.nic.rx_buffer.count()) +
             " bytes cannot hold what the NIC's credits let in on InfiniBand (expected at least " +
             std::to_string(rx_need) + ": 66 bytes for each of the " + std::to_string(blocks) +
-            " blocks of its " + std::to_string(f.op_vls) +
-            " VL buffers and shared pool, fabric.infiniband.credits)");
+            " blocks of op_vls x vl_buffer + shared_buffer, fabric.infiniband)");
       }
     }
     // Credits make every VL lossless and leave the switch's buffer to

@@ -551,10 +551,13 @@ struct BlastOutcome {
 
 // Q blasts P over `qp_delay`; R, idle, is cabled to P by `rp_delay`; P has a
 // timer at `timer`. parts: Q, P and R in 0, 1 and parts - 1.
+// `phase_wall`: Simulation::set_phase_wall_seconds (no cap by default, so
+// that the phases depend on simulated time alone).
 BlastOutcome blast(uint32_t parts, Time until, Time qp_delay, Time rp_delay, Time timer,
-                   double mode = 0) {
+                   double mode = 0, double phase_wall = std::numeric_limits<double>::infinity()) {
   Simulation sim(1);
   sim.set_min_events_per_lookahead(mode);
+  sim.set_phase_wall_seconds(phase_wall);
   auto& q = sim.add<Burster>("q", until, until, 1);
   auto& p = sim.add<Sink>("p", timer);
   auto& r = sim.add<Sink>("r", Time::infinite());
@@ -586,6 +589,21 @@ TEST_CASE("a partitioned run's phases: 64 lookaheads, then 32, each later twice 
   const BlastOutcome two = blast(2, Time::ms(1), Time::us(1), Time::us(1), Time::infinite());
   CHECK(two.phases == 7);
   CHECK(two.events == blast(1, Time::ms(1), Time::us(1), Time::us(1), Time::infinite()).events);
+}
+
+TEST_CASE("a partitioned run's phases after a long one are capped by its pace, with the same run",
+          "[quick][partition]") {
+  // A wall-time target of 0 (Simulation::phase_cap): every phase after the
+  // first reaches one lookahead. The first ends at 64 us, each later one
+  // 1 us on ([64 + i, 65 + i) us for i = 0 .. 935), and the run stops in the
+  // last of those, [999, 1000) us, the 937th, as Q's frames end before 1 ms.
+  const BlastOutcome capped =
+      blast(2, Time::ms(1), Time::us(1), Time::us(1), Time::infinite(), 0, 0.0);
+  CHECK(capped.phases == 1 + 936);
+  const BlastOutcome free = blast(2, Time::ms(1), Time::us(1), Time::us(1), Time::infinite());
+  CHECK(capped.events == free.events);
+  CHECK(capped.got == free.got);
+  CHECK(capped.now == free.now);
 }
 
 TEST_CASE("a partition that waits on a hold still takes in frames from a full channel",

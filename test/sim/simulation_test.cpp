@@ -438,7 +438,7 @@ TEST_CASE("events run at once for the current time keep the queue's order, finge
 }
 
 // Stops are looked at between phases, so a phase long in wall time keeps a
-// signal waiting (some 25 s for 256 lookaheads at 8,192 hosts on two
+// signal waiting (up to 25 s for 256 lookaheads of W5 at 8,192 hosts on two
 // threads): the next phase reaches only what a quarter of a second takes at
 // the last one's pace, at least one lookahead; a quick phase sets no cap.
 TEST_CASE("a phase long in wall time caps the next at a quarter second's lookaheads",
