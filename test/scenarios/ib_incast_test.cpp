@@ -233,6 +233,28 @@ TEST_CASE("InfiniBand head-of-queue lifetime: a blocked VL discards its head eve
   CHECK(hoq_lifetime(20).is_infinite());
 }
 
+// A discarded packet is lost like any other: summary.json counts the
+// head-of-queue discards in `drops` and its total, beside `infiniband`'s own
+// count. The receiver frees nothing (the HOQ test above), so its VL at the
+// switch discards its head every 4.096 us once blocked; nothing else is
+// lost (credits, no faults). The total once left them out ("drops: 0").
+TEST_CASE("InfiniBand head-of-queue discards are losses: in summary.json's drops and their total",
+          "[scenario][infiniband]") {
+  LoadOptions o;
+  o.overrides = {R"(stop.time="100us")"};
+  const Ran ran = run_text(ib_pair(R"("infiniband": {"leaf_head_of_queue_lifetime": 0},
+                 "nic": {"rx_drain_rate": "1Mbps", "rx_buffer": "1MiB"})",
+                                   "4MiB"),
+                           o);
+  const RunResult& r = ran.result;
+  REQUIRE(r.hoq_discards > 10);  // about 100 us / 4.096 us once blocked
+  const auto j = nlohmann::json::parse(summary_json(ran.scenario, r));
+  CHECK(j["drops"]["head_of_queue_lifetime"] == r.hoq_discards);
+  CHECK(j["drops"]["nic_rx_buffer"] == 0);
+  CHECK(j["drops"]["total"] == r.hoq_discards);
+  CHECK(j["infiniband"]["head_of_queue_discards"] == r.hoq_discards);
+}
+
 // Flow-control packets per data packet (issue 12, item 8): without
 // coalescing or a period, every packet a port frees (a data packet or an
 // ACK, at a switch when it leaves, at a NIC when it arrives) is one 6-byte
