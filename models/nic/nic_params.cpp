@@ -95,11 +95,14 @@ const Fields<NicConfig>& nic_params() {
         .doc("rate the receive buffer drains into host memory (PCIe)")
         .source("model");
     f.bytes("rx_buffer", &C::rx_buffer, Bytes(1))
+        .computed(
+            "262144 (256 KiB); on InfiniBand, 66 B per 64-byte block of the NIC's credits "
+            "(op_vls x vl_buffer + shared_buffer: 540672 with the defaults)")
         .doc(
-            "receive buffer per port; on InfiniBand with `rx_drain_rate`, at least 66 B per "
-            "64-byte block of its credits (op_vls x vl_buffer + shared_buffer: 540672 B with "
-            "the defaults)")
-        .source("illustrative");
+            "receive buffer per port; on InfiniBand with `rx_drain_rate`, at least its "
+            "InfiniBand default, the most its credits let in (a packet is at most 66 B per block "
+            "it is charged: its blocks of 64 B and the 2-byte VCRC)")
+        .source("illustrative on RoCE; on InfiniBand the buffer the port advertises");
     f.bytes("rx_xoff", &C::rx_xoff, Bytes(1))
         .doc("per-priority occupancy that sends a pause; at most `rx_buffer`")
         .source("illustrative (leaves 96 KiB headroom)");

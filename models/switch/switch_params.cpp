@@ -218,11 +218,13 @@ const Fields<SwitchConfig>& switch_params() {
         .doc("act on a frame once it is whole, or once its first `cut_through_bytes` are in")
         .source("model");
     f.bytes("cut_through_bytes", &C::cut_through_bytes, Bytes(1))
+        .computed("64; on InfiniBand 8")
         .group("forwarding")
         .doc(
-            "bytes (from the preamble) needed before a cut-through decision: Ethernet, IP and "
-            "UDP headers")
-        .source("model");
+            "bytes (from the start of the frame on the wire) needed before a cut-through "
+            "decision: on Ethernet the preamble and the Ethernet, IP and UDP headers; on "
+            "InfiniBand the LRH, which holds the destination LID and the packet length")
+        .source("model; IBA §7.7 (LRH)");
     f.add_choice("preset", Choices{})
         .optional("none")
         .group("buffer")

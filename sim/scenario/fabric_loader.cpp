@@ -318,6 +318,19 @@ std::string ib_sl_unusable(const FabricConfig& f, uint8_t sl) {
   return std::string();
 }
 
+// The most an InfiniBand NIC's credits let into its receive buffer: every
+// data VL's buffer and the pool, in 64-byte blocks, a packet being at most
+// its blocks x 64 bytes plus its 2-byte VCRC (which credits do not count).
+namespace {
+uint64_t ib_nic_rx_need(const FabricConfig& f) {
+  const uint64_t blocks =
+      uint64_t{f.op_vls} *
+          static_cast<uint64_t>(f.credits.vl_buffer.count() / kIbCreditBlockBytes) +
+      static_cast<uint64_t>(f.credits.shared_buffer.count() / kIbCreditBlockBytes);
+  return blocks * (kIbCreditBlockBytes + 2);
+}
+}  // namespace
+
 void read_fabric(JsonReader r, FabricConfig& f) {
   r.read(f);  // transport, mtu, ethernet_mtu
   if (f.transport == Transport::kInfiniband) reject_pfc_keys(r);
@@ -357,7 +370,14 @@ void read_fabric(JsonReader r, FabricConfig& f) {
     link.read(f.link);
     link.finish();
   }
+  // On InfiniBand the NIC's receive buffer defaults to what its credits let
+  // in (checked below when given).
+  if (f.transport == Transport::kInfiniband) f.nic.rx_buffer = Bytes(ib_nic_rx_need(f));
   read_nic(r.object("nic"), f.nic, f.transport != Transport::kInfiniband);
+  // An InfiniBand switch routes on the LRH (its DLID; IBA §7.7), the
+  // first 8 bytes of a packet: its cut-through default.
+  if (f.transport == Transport::kInfiniband)
+    f.sw.cut_through_bytes = Bytes(HeaderSet{Header::kLrh}.header_bytes());
   read_switch(r.object("switch"), f.sw);
   f.cc = read_cc(r.object("cc"), nullptr);
   f.sw.max_frame = f.ethernet_mtu;
@@ -393,16 +413,11 @@ void read_fabric(JsonReader r, FabricConfig& f) {
           " for fabric.mtu " + std::to_string(f.nic.mtu) + ")");
     }
     // A NIC that drains its receive buffer (rx_drain_rate) frees a packet's
-    // blocks only once drained, so its buffer holds at most what its credits
-    // can let in: every data VL's buffer and the pool, in blocks, a packet
-    // being at most its blocks x 64 bytes plus its 2-byte VCRC, so at most
-    // 66 bytes per block. A smaller buffer would drop what credits let in.
+    // blocks only once drained, so a buffer given smaller than its default
+    // (what the credits let in) would drop what credits let in.
     if (f.nic.rx_drain_rate.in_bps() > 0) {
-      const uint64_t blocks =
-          uint64_t{f.op_vls} *
-              static_cast<uint64_t>(f.credits.vl_buffer.count() / kIbCreditBlockBytes) +
-          static_cast<uint64_t>(f.credits.shared_buffer.count() / kIbCreditBlockBytes);
-      const uint64_t rx_need = blocks * (kIbCreditBlockBytes + 2);
+      const uint64_t rx_need = ib_nic_rx_need(f);
+      const uint64_t blocks = rx_need / (kIbCreditBlockBytes + 2);
       if (static_cast<uint64_t>(f.nic.rx_buffer.count()) < rx_need) {
         throw ScenarioError(
             "fabric.nic.rx_buffer: " + std::to_string(f.nic.rx_buffer.count()) +

@@ -524,7 +524,14 @@ void JsonReader::read_bound(const std::type_info& type, void* cfg, bool inherit)
       set_resolved(e.param->key, to_json(*e.param, v));
       continue;
     }
-    const ParamValue v = value(e.param->key);
+    // A bound param with a computed default: the loader computed it into
+    // the struct before reading.
+    const ParamValue computed = e.param->bound() && e.param->def_kind == ParamDefault::kComputed
+                                    ? e.param->get(cfg)
+                                    : ParamValue{};
+    const ParamValue v = value(
+        e.param->key,
+        e.param->bound() && e.param->def_kind == ParamDefault::kComputed ? &computed : nullptr);
     if (!std::holds_alternative<std::monostate>(v) && e.param->bound()) e.param->set(cfg, v);
   }
 }

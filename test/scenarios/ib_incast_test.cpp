@@ -196,6 +196,59 @@ TEST_CASE(
   CHECK(std::abs(waited - d * (1 - 50.0 / 100)) <= 5 * t_pkt + n * t_fc);
 }
 
+// The NIC's receive buffer on InfiniBand defaults to what its credits let
+// in: 66 bytes (a 64-byte block and the 2-byte VCRC credits do not count)
+// per block of op_vls x vl_buffer + shared_buffer. With it, a NIC draining
+// at half the line rate drops nothing (its old 256 KiB default dropped what
+// credits let in, and is now refused when given).
+TEST_CASE("InfiniBand: the NIC's receive buffer defaults to what its credits let in",
+          "[scenario][infiniband][quick]") {
+  // Defaults: 8 data VLs of 64 KiB, no pool: 8 x 1024 blocks.
+  CHECK(load_scenario_text(ib_pair(R"("nic": {})", "1MiB"), "t").fabric.nic.rx_buffer ==
+        Bytes(8 * 1024 * 66));
+  const Scenario two =
+      load_scenario_text(ib_pair(R"("infiniband": {"op_vls": 2, "credits": {"vl_buffer": "32KiB",
+                                                         "shared_buffer": "16KiB"}})",
+                                 "1MiB"),
+                         "t");
+  CHECK(two.fabric.nic.rx_buffer == Bytes((2 * 512 + 256) * 66));
+  CHECK(two.resolved_json.find("\"rx_buffer\": 84480") != std::string::npos);
+  // Given, it is taken as given; RoCE keeps 256 KiB.
+  CHECK(load_scenario_text(ib_pair(R"("nic": {"rx_buffer": "1MiB"})", "1MiB"), "t")
+            .fabric.nic.rx_buffer == Bytes::mib(1));
+  CHECK(load_scenario_text(R"({"topology": {"kind": "star", "hosts": 2},
+    "traffic": [{"kind": "flow", "src": "h1", "dst": "h0", "size": "1MiB"}]})",
+                           "t")
+            .fabric.nic.rx_buffer == Bytes::kib(256));
+  const Ran ran = run_text(ib_pair(R"("nic": {"rx_drain_rate": "50Gbps"})", "4MiB"));
+  CHECK(ran.result.status == RunStatus::kComplete);
+  CHECK(ran.result.nic_rx_buffer_drops == 0);
+  CHECK(ran.result.retransmissions == 0);
+}
+
+// Cut-through on InfiniBand: a switch routes once the 8-byte LRH is in
+// (IBA §7.7: it holds the DLID and the packet length), not after the 64
+// bytes an Ethernet switch needs. One flow through one switch at EDR: the
+// first packet (LRH 8, BTH 12, RETH 16, 4096 payload, ICRC 4, VCRC 2: 4138
+// wire bytes) leaves the switch that much earlier but for its LRH, and so
+// does the last ACK (LRH, BTH, AETH 4, ICRC, VCRC: 30 bytes); every other
+// packet follows at line rate either way.
+TEST_CASE("InfiniBand cut-through: a switch forwards once the 8-byte LRH is in",
+          "[scenario][infiniband][quick]") {
+  const std::string json = ib_pair(R"("switch": {"latency": "300ns"})", "1MiB");
+  LoadOptions ct;
+  ct.overrides = {"fabric.switch.forwarding=cut_through"};
+  const Ran sf = run_text(json);
+  const Ran cut = run_text(json, ct);
+  REQUIRE(sf.result.status == RunStatus::kComplete);
+  REQUIRE(cut.result.status == RunStatus::kComplete);
+  CHECK(cut.scenario.fabric.sw.cut_through_bytes == Bytes(8));
+  const BitRate r = BitRate::gbps(100);
+  const Time lrh = Bytes(8) / r;
+  CHECK(sf.result.flows[0].fct() - cut.result.flows[0].fct() ==
+        (Bytes(4138) / r - lrh) + (Bytes(30) / r - lrh));
+}
+
 // Head-of-queue lifetime (OpenSM leaf_head_of_queue_lifetime 0: 4.096 us).
 // h0's NIC drains its receive buffer so slowly that it frees no block within
 // the run: the switch's VL to h0 is blocked once 15 packets (15 x 65 of its
