@@ -227,6 +227,11 @@ class Simulation {
   // more than they run.
   static constexpr double kMinEventsPerLookahead = 1000;
   void set_min_events_per_lookahead(double n) { min_events_per_lookahead_ = n; }
+  // Tests: how many lookaheads of phases cut short by observers the
+  // decision waits for (kFirstPhaseLookaheads, an uncut first phase's; 1
+  // decides after the first phase with events that spans a lookahead, so
+  // that a short run switches to turns within it).
+  void set_density_sample_lookaheads(int64_t n) { density_sample_lookaheads_ = n; }
   // The partitions take turns on one thread from the start (set before
   // setup(): the channels between partitions are sized by it).
   bool turns_from_start() const {
@@ -324,6 +329,7 @@ class Simulation {
   int64_t phase_lookaheads_ = 0;          // of the last phase after the first (0: none yet)
   int64_t phase_cap_ = kPhaseLookaheads;  // phase_cap() of the last phase
   double phase_wall_seconds_ = kPhaseWallSeconds;
+  int64_t density_sample_lookaheads_ = kFirstPhaseLookaheads;
   std::vector<std::unique_ptr<Partition>> parts_;
   std::vector<Partition*> all_parts_;            // parts_, as the groups hold them
   std::vector<std::vector<Partition*>> groups_;  // by thread (set_threads)

@@ -97,6 +97,30 @@ TEST_CASE("a sampler's event at time 0 does not cut the density decision's sampl
   CHECK(r.events_per_partition_lookahead >= Simulation::kMinEventsPerLookahead);
 }
 
+TEST_CASE("a sampler every few lookaheads does not take the fabric's filling for its density",
+          "[quick][threads]") {
+  // W5 at 128 hosts (a permutation on a k = 8 fat-tree, 1 us cables) to
+  // 100 us, sampled every 5 us. Over its first 5 lookaheads the fabric is
+  // still filling: 639 events per thread per lookahead, against 1,937 over
+  // the 64 of an unsampled first phase. The decision once took the first 5
+  // and started again on one thread; it now waits for 64, as unsampled.
+  LoadOptions plain, sampled;
+  plain.overrides = {R"(stop.time="100us")"};
+  sampled.overrides = {R"(stop.time="100us")", R"(output.queue_interval="5us")"};
+  const char* w5 = "bench/scenarios/w5_permutation_128.json";
+  const RunResult a = run_on(load_scenario_file(source_path(w5), plain), 2, true);
+  const RunResult b = run_on(load_scenario_file(source_path(w5), sampled), 2, true);
+  REQUIRE(a.status == RunStatus::kTimeLimit);
+  REQUIRE(b.status == RunStatus::kTimeLimit);
+  CHECK(!a.restarted_on_one_thread);
+  CHECK(!b.restarted_on_one_thread);
+  CHECK(b.threads_used == 2);
+  // 13 phases of 5 lookaheads: 65 against 64, nearly the same sample.
+  CHECK(b.events_per_thread_lookahead >= Simulation::kMinEventsPerLookahead);
+  CHECK(b.events_per_thread_lookahead == Approx(a.events_per_thread_lookahead).epsilon(0.02));
+  CHECK(b.events == a.events + 21);  // and the sampler's, at 0, 5, ..., 100 us
+}
+
 TEST_CASE("the density decision weighs each thread's partitions together", "[quick][threads]") {
   // The dense permutation on 2 threads in 16 partitions, 8 to a thread: too
   // few events per partition per lookahead, enough per thread, which waits

@@ -187,6 +187,9 @@ Outcome run_network(uint32_t parts, const std::vector<uint32_t>& part, const Opt
   }
   auto& counter = sim.add<Counter>("counter", relays, opt.stop_after);
   sim.set_min_events_per_lookahead(opt.min_events);
+  // The counter's ticks (every 3 us) cut the phases short, and the run is
+  // shorter than a whole first phase: decide after the first.
+  sim.set_density_sample_lookaheads(1);
   if (opt.probe) sim.set_thread_probe(*opt.probe);
   if (parts > 1) {
     sim.set_partitions(parts);
