@@ -40,6 +40,8 @@ FIGURES: dict[str, tuple[tuple[float, float], Callable[[rt.Trace, Any], Any]]] =
     "link_throughput.png": ((7.0, 4.2), lambda tr, ax: rt.link_throughput(tr, ax=ax)),
     # ... or congestion-control state (output.cc_interval).
     "cc_rates.png": ((7.0, 4.2), lambda tr, ax: rt.cc_rates(tr, ax=ax)),
+    # InfiniBand with sampled queues: the switches' VL receive buffers.
+    "vl_buffers.png": ((7.0, 4.2), lambda tr, ax: rt.vl_buffer_occupancy(tr, ax=ax)),
     # Collectives: a sweep's busbw by size, and one iteration per rank.
     "collective_busbw.png": ((6.4, 4.2), lambda tr, ax: rt.busbw_by_size(tr, ax=ax)),
     "collective_timeline.png": ((7.0, 4.2), lambda tr, ax: rt.collective_timeline(tr, ax=ax)),

@@ -9,6 +9,10 @@
     rt.pfc_timeline(tr)         # paused intervals per (switch, port, priority)
     rt.link_throughput(tr)      # Gb/s over time (needs output.link_interval)
     rt.cc_rates(tr)             # each sending QP's DCQCN rate over time (output.cc_interval)
+    rt.vl_buffer_occupancy(tr)  # InfiniBand: switch VL receive buffers over time
+    runs = {"RoCE": rt.load("out/roce/trace.h5"), "IB": rt.load("out/ib/trace.h5")}
+    rt.transport_table(runs)    # the same fabric on two transports, side by side
+    rt.fct_cdf_compare(runs)    # their FCT CDFs on one axes
 
 The format is described in docs/trace.md. Every table is a compound HDF5
 dataset; the loader reads each one into a DataFrame, decodes its strings to
@@ -52,6 +56,10 @@ __all__ = [
     "cc_rates",
     "busbw_by_size",
     "collective_timeline",
+    "vl_buffer_occupancy",
+    "fct_cdf_compare",
+    "transport",
+    "transport_table",
     "sweep_table",
     "goodput_table",
     "slowdown_table",
@@ -150,6 +158,10 @@ class Trace:
     @property
     def deadlock(self) -> pd.DataFrame | None:
         return self.tables.get("deadlock")
+
+    @property
+    def vl_buffers(self) -> pd.DataFrame | None:
+        return self.tables.get("vl_buffers")
 
     @property
     def sim_time_ps(self) -> int:
@@ -529,6 +541,14 @@ def _drops(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
 @table("queues")
 def _queues(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
     _add_queue_columns(df, trace)
+    df["time_us"] = _us(df["time"])
+    return df
+
+
+@table("vl_buffers")
+def _vl_buffers(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
+    _add_queue_columns(df, trace)
+    df["vl_label"] = df["port_label"] + "/vl" + df["vl"].astype(str)
     df["time_us"] = _us(df["time"])
     return df
 
@@ -1025,34 +1045,46 @@ def queue_depth(trace: Trace, ax: Any = None, *, top: int = 8) -> Any:
     """
     queues = trace.require("queues")
     ax = _axes(ax, (7.0, 4.0))
-    end_us = _end_ps(trace, queues["time"]) / PS_PER_US
-    keys = ["node", "port", "priority"]
-    n_queues = len(queues.groupby(keys)) if len(queues) else 0
-    if len(queues) == 0 or queues["bytes"].max() <= 0:
-        _no_data(ax, "no queue held bytes at a sample" if len(queues) else "no queue samples")
+    n = _busiest_steps(ax, trace, queues, ["node", "port", "priority"], "queue_label", "to", top,
+                       "no queue held bytes at a sample", "no queue samples")
+    ax.set_ylabel("queued (KB)")
+    shown = f"busiest {top} of {n} queues" if n > top else _plural(n, "queue")
+    ax.set_title(f"switch egress queue depth ({shown})")
+    return ax
+
+
+def _busiest_steps(ax: Any, trace: Trace, df: pd.DataFrame, keys: list[str], label_col: str,
+                   peer_word: str, top: int, none_held: str, no_rows: str) -> int:
+    """Draw the `top` busiest series of a sparse sampled table (/queues,
+    /vl_buffers: a series appears while it holds bytes, plus one 0 row when
+    it empties, and is 0 wherever it has no row) as steps in KB: busiest by
+    the sum of its samples (the time integral, samples being evenly
+    spaced), then its peak. Returns how many series the table has."""
+    end_us = _end_ps(trace, df["time"]) / PS_PER_US
+    n = len(df.groupby(keys)) if len(df) else 0
+    if len(df) == 0 or df["bytes"].max() <= 0:
+        _no_data(ax, none_held if len(df) else no_rows)
         if end_us > 0:
             ax.set_xlim(0, end_us)
     else:
-        rank = queues.groupby(keys).agg(total=("bytes", "sum"), peak=("bytes", "max"),
-                                        label=("queue_label", "first"),
-                                        peer=("peer_name", "first"))
+        rank = df.groupby(keys).agg(total=("bytes", "sum"), peak=("bytes", "max"),
+                                    label=(label_col, "first"), peer=("peer_name", "first"))
         rank = rank.sort_values(["total", "peak"], ascending=False, kind="stable").head(top)
         for key, r in rank.iterrows():
-            q = queues[(queues["node"] == key[0]) & (queues["port"] == key[1])
-                       & (queues["priority"] == key[2])].sort_values("time", kind="stable")
+            match = np.ones(len(df), dtype=bool)
+            for k, v in zip(keys, key):
+                match &= (df[k] == v).to_numpy()
+            q = df[match].sort_values("time", kind="stable")
             x = np.concatenate([[0.0], q["time_us"].to_numpy(), [end_us]])
             y = np.concatenate([[0.0], q["bytes"].to_numpy() / 1e3, [q["bytes"].iloc[-1] / 1e3]])
-            label = f"{r['label']} (to {r['peer']})" if r["peer"] else r["label"]
+            label = f"{r['label']} ({peer_word} {r['peer']})" if r["peer"] else r["label"]
             ax.step(x, y, where="post", label=label, linewidth=1.2)
         ax.set_xlim(0, end_us)
         ax.set_ylim(bottom=0)
         ax.legend(fontsize="small", loc="best")
     ax.set_xlabel("time (us)")
-    ax.set_ylabel("queued (KB)")
-    shown = f"busiest {top} of {n_queues} queues" if n_queues > top else _plural(n_queues, "queue")
-    ax.set_title(f"switch egress queue depth ({shown})")
     ax.grid(True, alpha=0.3)
-    return ax
+    return n
 
 
 def pfc_timeline(trace: Trace, ax: Any = None, *, top: int = 24) -> Any:
@@ -1284,6 +1316,104 @@ def collective_timeline(trace: Trace, ax: Any = None, *, item: int | None = None
     ax.grid(True, axis="x", alpha=0.3)
     ax.set_title(f"traffic[{item}] iteration {iteration}: {_plural(n_steps, 'step')} per rank "
                  f"(colour: step)")
+    return ax
+
+
+# --------------------------------------------------------------------------
+# InfiniBand, and the same fabric on two transports
+
+
+def transport(trace: Trace) -> str:
+    """The run's fabric.transport: "roce_v2" or "infiniband"."""
+    return str(trace.scenario.get("fabric", {}).get("transport", "roce_v2"))
+
+
+def transport_table(runs: Any) -> pd.DataFrame:
+    """Runs of the same fabric side by side (e.g. RoCE v2 and InfiniBand):
+    one row per run, indexed by its label (`runs` maps labels to Traces; a
+    list of Traces is labelled by transport).
+
+    Columns: transport; flows, completed; last_completion_us (the latest
+    finish), fct_mean_us and fct_p99_us (nearest rank) of the completed
+    flows; data_frames and control_frames (link-level control frames: PFC
+    frames on RoCE, flow-control packets on InfiniBand), summed over
+    /links, and control_per_data; peak_queue_kb (the largest egress
+    backlog of any switch queue, /queue_totals) and xmit_wait_us (the
+    switch queues' PortVLXmitWait summed: time a head packet waited for
+    credits; 0 on RoCE).
+    """
+    if not hasattr(runs, "items"):
+        runs = {transport(tr): tr for tr in runs}
+    rows = []
+    for label, tr in runs.items():
+        flows = tr.require("flows")
+        done = flows[flows["done"]]
+        fct = np.sort(done["fct_us"].to_numpy(dtype="float64"))
+        links = tr.links
+        data = int(links["data_frames"].sum()) if links is not None else 0
+        control = int(links["control_frames"].sum()) if links is not None else 0
+        qt = tr.queue_totals
+        has_qt = qt is not None and len(qt) > 0
+        wait = int(qt["xmit_wait_ps"].sum()) if has_qt and "xmit_wait_ps" in qt else 0
+        rows.append({
+            "label": label,
+            "transport": transport(tr),
+            "flows": len(flows),
+            "completed": len(done),
+            "last_completion_us": float(done["finish_us"].max()) if len(done) else np.nan,
+            "fct_mean_us": float(fct.mean()) if len(fct) else np.nan,
+            "fct_p99_us": _nearest_rank(fct, 99) if len(fct) else np.nan,
+            "data_frames": data,
+            "control_frames": control,
+            "control_per_data": control / data if data else np.nan,
+            "peak_queue_kb": float(qt["peak_bytes"].max()) / 1e3 if has_qt else 0.0,
+            "xmit_wait_us": wait / PS_PER_US,
+        })
+    return pd.DataFrame(rows).set_index("label")
+
+
+def fct_cdf_compare(runs: Any, ax: Any = None, *, log: bool = True) -> Any:
+    """FCT CDFs of several runs on one Axes, one curve per run (`runs` maps
+    labels to Traces; a list of Traces is labelled by transport), each
+    labelled with its completed flows and mean FCT. Returns the Axes."""
+    if not hasattr(runs, "items"):
+        runs = {transport(tr): tr for tr in runs}
+    ax = _axes(ax, (6.4, 4.2))
+    smallest = math.inf
+    for label, tr in runs.items():
+        flows = tr.require("flows")
+        x = np.sort(flows[flows["done"]]["fct_us"].to_numpy(dtype="float64"))
+        if len(x) == 0:
+            ax.plot([], [], label=f"{label}: no completed flows")
+            continue
+        smallest = min(smallest, float(x[0]))
+        y = np.arange(1, len(x) + 1) / len(x)
+        ax.step(np.concatenate([[x[0]], x]), np.concatenate([[0.0], y]), where="post",
+                label=f"{label}: {len(x)} of {len(flows)} flows, mean {x.mean():.1f} us")
+    if log and 0 < smallest < math.inf:
+        ax.set_xscale("log")
+    ax.set_xlabel("flow completion time (us)")
+    ax.set_ylabel("fraction of flows")
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small", loc="best")
+    ax.set_title("FCT CDF: " + ", ".join(str(k) for k in runs))
+    return ax
+
+
+def vl_buffer_occupancy(trace: Trace, ax: Any = None, *, top: int = 8) -> Any:
+    """InfiniBand: switch receive buffers per port and VL (KB, in 64-byte
+    blocks) over time, for the `top` busiest; /vl_buffers is sampled with
+    /queues (output.queue_interval) and sparse in the same way, so drawn as
+    queue_depth draws queues. A VL's buffer full (its vl_buffer) means its
+    sender waits for credits. Returns the Axes."""
+    vl = trace.require("vl_buffers")
+    ax = _axes(ax, (7.0, 4.0))
+    n = _busiest_steps(ax, trace, vl, ["node", "port", "vl"], "vl_label", "from", top,
+                       "no VL buffer held a block at a sample", "no VL samples")
+    ax.set_ylabel("VL buffer in use (KB)")
+    shown = f"busiest {top} of {n}" if n > top else _plural(n, "buffer")
+    ax.set_title(f"switch VL receive buffers ({shown})")
     return ax
 
 

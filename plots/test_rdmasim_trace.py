@@ -24,6 +24,11 @@ slowdown_by_size (on both runs);
   against summary.json, the window's queue mean and peak, its CNPs and
   cuts, cc_by_item; the rate figure draws RC and RT per sending QP;
 
+- the same 5:1 incast on RoCE v2 and on InfiniBand (queues sampled): the
+  transport table's frames, completions and PortXmitWait against each
+  summary.json, /vl_buffers within the credited VL buffer, the comparison
+  and VL buffer figures;
+
 then tolerance of absent, empty and unknown tables, and that figures.py
 writes non-empty PNGs; and an nccl-tests sweep (4 hosts, 3 sizes): its rows
 in /collective_sweep and summary.json agree and follow nccl-tests' busbw,
@@ -82,6 +87,19 @@ DCQCN = {
     "traffic": [{"kind": "incast", "senders": ["h1", "h2", "h3", "h4"], "dst": "h0",
                  "size": "1MiB"}],
     "output": {"cc_interval": "5us", "window": {"start": "20us"}},
+}
+
+# The same fabric on two transports: a 5:1 incast of 1 MiB each on two
+# leaves under one spine (so that on IB a switch port, the spine's to the
+# receiver's leaf, waits for credits), queues (and on IB the VL buffers)
+# sampled every 5 us; run as written (RoCE v2) and on InfiniBand.
+TRANSPORTS = {
+    "name": "plots_transports",
+    "seed": 4,
+    "fabric": {"mtu": 4096, "link": {"rate": "100Gbps", "delay": "1us"}},
+    "topology": {"kind": "fat_tree", "leaves": 2, "spines": 1, "hosts_per_leaf": 3},
+    "traffic": [{"kind": "incast", "senders": "all", "dst": 0, "size": "1MiB"}],
+    "output": {"queue_interval": "5us"},
 }
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -471,6 +489,72 @@ def check_collective(out: Path, tmp: Path) -> None:
         assert len(data) > 1000 and data.startswith(PNG_MAGIC), name
 
 
+def check_transports(binary: str, tmp: Path) -> None:
+    roce = run_sim(binary, tmp, TRANSPORTS, "roce")
+    ib_json = json.loads(json.dumps(TRANSPORTS))
+    ib_json["fabric"]["transport"] = "infiniband"
+    ib = run_sim(binary, tmp, ib_json, "ib")
+    runs = {"RoCE": rt.load(roce / "trace.h5"), "IB": rt.load(ib / "trace.h5")}
+    sums = {"RoCE": json.loads((roce / "summary.json").read_text()),
+            "IB": json.loads((ib / "summary.json").read_text())}
+    assert rt.transport(runs["RoCE"]) == "roce_v2" and rt.transport(runs["IB"]) == "infiniband"
+    t = rt.transport_table(runs)
+    assert list(t.index) == ["RoCE", "IB"], t.index
+    assert list(rt.transport_table(list(runs.values())).index) == ["roce_v2", "infiniband"]
+    for label, s in sums.items():
+        row = t.loc[label]
+        assert row["transport"] == s["transport"], (label, row["transport"])
+        assert row["flows"] == s["flows"]["count"] and row["completed"] == s["flows"]["completed"]
+        assert row["data_frames"] == s["data_packet_hops"], (label, row["data_frames"])
+        assert math.isclose(row["last_completion_us"] * rt.PS_PER_US,
+                            max(f["finish_ps"] for f in s["per_flow"]), rel_tol=1e-12)
+        assert math.isclose(row["fct_mean_us"] * rt.PS_PER_US, s["flows"]["fct_ps"]["mean"],
+                            rel_tol=1e-12)
+        assert row["fct_p99_us"] * rt.PS_PER_US == s["flows"]["fct_ps"]["p99"]
+    # Control frames: the PFC frames sent on RoCE, every flow-control packet
+    # on every link on IB; no PFC on IB, no waiting for credits on RoCE.
+    assert t.loc["RoCE", "control_frames"] == sums["RoCE"]["pfc_frames_sent"]
+    ib_sum = sums["IB"]["infiniband"]
+    assert t.loc["IB", "control_frames"] == ib_sum["flow_control_packet_hops"]
+    assert math.isclose(t.loc["IB", "control_per_data"],
+                        ib_sum["flow_control_packets_per_data_packet"], rel_tol=1e-12)
+    assert sums["IB"]["pfc_frames_sent"] == 0 and t.loc["RoCE", "xmit_wait_us"] == 0
+    # PortXmitWait of the switches' queues: summary.json's entries for switches.
+    switch_names = set(runs["IB"].nodes[runs["IB"].nodes["kind"] == "switch"]["name"])
+    wait_ps = sum(e["xmit_wait_ps"] for e in ib_sum["port_xmit_wait"] if e["node"] in switch_names)
+    assert wait_ps > 0
+    assert math.isclose(t.loc["IB", "xmit_wait_us"] * rt.PS_PER_US, wait_ps, rel_tol=1e-12), (
+        t.loc["IB", "xmit_wait_us"], wait_ps)
+    # /vl_buffers: IB only; whole blocks; never beyond a VL's credited buffer
+    # (64 KiB: 1024 blocks), which the incast fills; on the data VL only.
+    assert runs["RoCE"].vl_buffers is None
+    vl = runs["IB"].vl_buffers
+    assert len(vl) > 0 and (vl["bytes"] == vl["blocks"].astype("int64") * 64).all()
+    assert vl["blocks"].max() <= 1024 and vl["blocks"].max() > 512
+    assert set(vl["vl"]) == {ib_sum["flow_control_packets_by_vl"].index(
+        max(ib_sum["flow_control_packets_by_vl"]))}
+    assert (vl["vl_label"] == vl["node_name"] + ":" + vl["port"].astype(str) + "/vl"
+            + vl["vl"].astype(str)).all(), vl["vl_label"].head()
+    ax = rt.vl_buffer_occupancy(runs["IB"])
+    assert len(ax.get_lines()) == len(vl.groupby(["node", "port", "vl"]))
+    ax = rt.fct_cdf_compare(runs)
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels[0].startswith("RoCE: 5 of 5 flows") and labels[1].startswith("IB: 5 of 5 flows")
+    # figures.py draws the VL buffers for IB only.
+    env = dict(os.environ, MPLCONFIGDIR=str(tmp / "mplconfig"))
+    for name, run in (("roce", roce), ("ib", ib)):
+        out = tmp / f"figures_{name}"
+        r = subprocess.run([sys.executable, str(HERE / "figures.py"), str(run / "trace.h5"),
+                            "--out", str(out)], capture_output=True, text=True, env=env,
+                           timeout=300)
+        assert r.returncode == 0, r.stderr
+        if name == "ib":
+            data = (out / "vl_buffers.png").read_bytes()
+            assert len(data) > 1000 and data.startswith(PNG_MAGIC)
+        else:
+            assert not (out / "vl_buffers.png").exists() and "skipping vl_buffers.png" in r.stderr
+
+
 def check_figures(trace: Path, incast: Path, dcqcn: Path, pruned: Path, tmp: Path) -> None:
     env = dict(os.environ, MPLCONFIGDIR=str(tmp / "mplconfig"))
     figures = [sys.executable, str(HERE / "figures.py")]
@@ -483,14 +567,15 @@ def check_figures(trace: Path, incast: Path, dcqcn: Path, pruned: Path, tmp: Pat
     for name in BASE_FIGURES + ("pfc_timeline.png",):
         data = (out / name).read_bytes()
         assert len(data) > 1000 and data.startswith(PNG_MAGIC), name
-    for name in ("queue_depth.png", "link_throughput.png") + CC_FIGURES + COLLECTIVE_FIGURES:
+    for name in ("queue_depth.png", "link_throughput.png") + CC_FIGURES + COLLECTIVE_FIGURES + (
+            "vl_buffers.png",):
         assert not (out / name).exists() and f"skipping {name}" in r.stderr, name
     # The incast has every table but the congestion-control samples.
     out_incast = tmp / "figures_incast"
     r = subprocess.run(figures + [str(incast), "--out", str(out_incast)],
                        capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert r.stderr.count("skipping") == 1 + len(COLLECTIVE_FIGURES), r.stderr
+    assert r.stderr.count("skipping") == 2 + len(COLLECTIVE_FIGURES), r.stderr  # cc, VL buffers
     assert "skipping cc_rates.png" in r.stderr, r.stderr
     for name in BASE_FIGURES + NEW_FIGURES:
         data = (out_incast / name).read_bytes()
@@ -535,6 +620,7 @@ def main() -> int:
         pruned = check_tolerance(out / "trace.h5", tmp)
         check_figures(out / "trace.h5", incast / "trace.h5", dcqcn / "trace.h5", pruned, tmp)
         check_collective(run_sim(binary, tmp, SWEEP, "sweep"), tmp)
+        check_transports(binary, tmp)
     print("plots trace module: all checks passed")
     return 0
 
