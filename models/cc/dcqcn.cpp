@@ -187,11 +187,13 @@ void Dcqcn::report(CcContext& ctx, DcqcnState::Event e) {
 // ---- notification point ----
 
 void Dcqcn::on_ecn_marked(CcContext& ctx, const CcMarked& marked) {
-  // The requester sends no ACK for a READ response: an echo would never
-  // reach the responder (its reaction point), so a CNP tells it instead.
-  const bool read_response = marked.opcode >= static_cast<uint8_t>(RcOpcode::kReadResponseFirst) &&
-                             marked.opcode <= static_cast<uint8_t>(RcOpcode::kReadResponseOnly);
-  if (c_.notification == DcqcnConfig::Notification::kAckEcho && !read_response) {
+  // The requester sends no ACK for a READ response, nor the responder for
+  // a READ request (its responses answer it): an echo would never reach
+  // the packet's sender (its reaction point), so a CNP tells it instead.
+  const bool unacked = marked.opcode == static_cast<uint8_t>(RcOpcode::kReadRequest) ||
+                       (marked.opcode >= static_cast<uint8_t>(RcOpcode::kReadResponseFirst) &&
+                        marked.opcode <= static_cast<uint8_t>(RcOpcode::kReadResponseOnly));
+  if (c_.notification == DcqcnConfig::Notification::kAckEcho && !unacked) {
     ctx.echo_ecn();
     return;
   }
@@ -285,7 +287,9 @@ const Fields<DcqcnConfig>& dcqcn_params() {
                 "Zhu et al., SIGCOMM 2015, §3 and §5 (40 GbE): N 50 µs, K 55 µs, T 55 µs, B 10 MB, "
                 "F 5, g 1/256, R_AI 40 Mb/s, alpha 1 at the first CNP, RT <- RC at every cut. The "
                 "paper fixes no R_HAI (200 Mb/s is ns3-rdma's) and no monitor period (it cuts on "
-                "every CNP, at most one per N)")
+                "every CNP, at most one per N). The paper's values under this model's (the "
+                "firmware's) rules: alpha updated on a K grid from the first CNP, not at each CNP; "
+                "a constant R_HAI per hyper increase, not i x R_HAI")
         .preset("ns3_hpcc",
                 with(kConnectX5, {{"notification", "\"ack_echo\""},
                                   {"min_time_between_cnps", "\"0s\""},

@@ -313,6 +313,15 @@ TEST_CASE("dcqcn notification point: at most one CNP per min_time_between_cnps, 
   echo.on_ecn_marked(ctx2, read);
   CHECK(ctx2.echoes == 3);
   CHECK(ctx2.cnps.size() == 1);
+  // Nor is a READ request (its responses answer it): an echo set on the
+  // responder's QP would wait for an ACK it never sends, or ride a later
+  // NAK as a stale signal. A CNP, as in "cnp" mode.
+  CcMarked request;
+  request.opcode = 0x0C;  // RDMA READ Request (IBA Table 37)
+  ctx2.now_ = Time::us(100);
+  echo.on_ecn_marked(ctx2, request);
+  CHECK(ctx2.echoes == 3);
+  CHECK(ctx2.cnps.size() == 2);
 }
 
 TEST_CASE("dcqcn parameters: presets, ranges, and the cross-key check", "[quick][cc][dcqcn]") {
