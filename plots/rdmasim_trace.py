@@ -1324,14 +1324,34 @@ def collective_timeline(trace: Trace, ax: Any = None, *, item: int | None = None
 
 
 def transport(trace: Trace) -> str:
-    """The run's fabric.transport: "roce_v2" or "infiniband"."""
+    """The run's fabric.transport: "roce_v2" or "infiniband" (from the
+    resolved scenario; without /meta/scenario, "infiniband" if the trace has
+    /vl_buffers, else "unknown")."""
+    if not trace.scenario:
+        return "infiniband" if trace.has("vl_buffers") else "unknown"
     return str(trace.scenario.get("fabric", {}).get("transport", "roce_v2"))
+
+
+def _labelled(runs: Any) -> dict[str, Trace]:
+    """`runs` as {label: Trace}: a mapping as given; a list labelled by
+    transport, "#2", "#3", ... after repeats."""
+    if hasattr(runs, "items"):
+        return dict(runs.items())
+    out: dict[str, Trace] = {}
+    for tr in runs:
+        base = transport(tr)
+        label, n = base, 1
+        while label in out:
+            n += 1
+            label = f"{base}#{n}"
+        out[label] = tr
+    return out
 
 
 def transport_table(runs: Any) -> pd.DataFrame:
     """Runs of the same fabric side by side (e.g. RoCE v2 and InfiniBand):
     one row per run, indexed by its label (`runs` maps labels to Traces; a
-    list of Traces is labelled by transport).
+    list of Traces is labelled by transport, "#2" ... after repeats).
 
     Columns: transport; flows, completed; last_completion_us (the latest
     finish), fct_mean_us and fct_p99_us (nearest rank) of the completed
@@ -1340,21 +1360,20 @@ def transport_table(runs: Any) -> pd.DataFrame:
     /links, and control_per_data; peak_queue_kb (the largest egress
     backlog of any switch queue, /queue_totals) and xmit_wait_us (the
     switch queues' PortVLXmitWait summed: time a head packet waited for
-    credits; 0 on RoCE).
+    credits; 0 on RoCE). A figure whose table the trace lacks is NaN.
     """
-    if not hasattr(runs, "items"):
-        runs = {transport(tr): tr for tr in runs}
+    runs = _labelled(runs)
     rows = []
     for label, tr in runs.items():
         flows = tr.require("flows")
         done = flows[flows["done"]]
         fct = np.sort(done["fct_us"].to_numpy(dtype="float64"))
         links = tr.links
-        data = int(links["data_frames"].sum()) if links is not None else 0
-        control = int(links["control_frames"].sum()) if links is not None else 0
+        data = int(links["data_frames"].sum()) if links is not None else np.nan
+        control = int(links["control_frames"].sum()) if links is not None else np.nan
         qt = tr.queue_totals
-        has_qt = qt is not None and len(qt) > 0
-        wait = int(qt["xmit_wait_ps"].sum()) if has_qt and "xmit_wait_ps" in qt else 0
+        wait = (int(qt["xmit_wait_ps"].sum()) if qt is not None and "xmit_wait_ps" in qt
+                else np.nan)
         rows.append({
             "label": label,
             "transport": transport(tr),
@@ -1366,7 +1385,8 @@ def transport_table(runs: Any) -> pd.DataFrame:
             "data_frames": data,
             "control_frames": control,
             "control_per_data": control / data if data else np.nan,
-            "peak_queue_kb": float(qt["peak_bytes"].max()) / 1e3 if has_qt else 0.0,
+            "peak_queue_kb": (float(qt["peak_bytes"].max()) / 1e3 if qt is not None and len(qt)
+                              else 0.0 if qt is not None else np.nan),
             "xmit_wait_us": wait / PS_PER_US,
         })
     return pd.DataFrame(rows).set_index("label")
@@ -1374,10 +1394,9 @@ def transport_table(runs: Any) -> pd.DataFrame:
 
 def fct_cdf_compare(runs: Any, ax: Any = None, *, log: bool = True) -> Any:
     """FCT CDFs of several runs on one Axes, one curve per run (`runs` maps
-    labels to Traces; a list of Traces is labelled by transport), each
-    labelled with its completed flows and mean FCT. Returns the Axes."""
-    if not hasattr(runs, "items"):
-        runs = {transport(tr): tr for tr in runs}
+    labels to Traces; a list of Traces is labelled as transport_table does),
+    each labelled with its completed flows and mean FCT. Returns the Axes."""
+    runs = _labelled(runs)
     ax = _axes(ax, (6.4, 4.2))
     smallest = math.inf
     for label, tr in runs.items():

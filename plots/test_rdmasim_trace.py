@@ -501,6 +501,24 @@ def check_transports(binary: str, tmp: Path) -> None:
     t = rt.transport_table(runs)
     assert list(t.index) == ["RoCE", "IB"], t.index
     assert list(rt.transport_table(list(runs.values())).index) == ["roce_v2", "infiniband"]
+    # A list with repeats keeps every run (found in review: later ones replaced earlier).
+    again = rt.transport_table([runs["IB"], runs["RoCE"], runs["IB"]])
+    assert list(again.index) == ["infiniband", "roce_v2", "infiniband#2"], again.index
+    # Without /meta, /links and /queue_totals: the transport from /vl_buffers,
+    # and NaN, not 0, for what those tables would have given.
+    pruned = tmp / "ib_pruned.h5"
+    with h5py.File(ib / "trace.h5", "r") as fin, h5py.File(pruned, "w") as fout:
+        for k, v in fin.attrs.items():
+            fout.attrs[k] = v
+        for name in ("nodes", "flows", "vl_buffers", "queues"):
+            fin.copy(name, fout)
+    bare = rt.load(pruned)
+    assert rt.transport(bare) == "infiniband"
+    row = rt.transport_table({"bare": bare}).loc["bare"]
+    assert row["completed"] == 5
+    for col in ("data_frames", "control_frames", "control_per_data", "peak_queue_kb",
+                "xmit_wait_us"):
+        assert math.isnan(row[col]), (col, row[col])
     for label, s in sums.items():
         row = t.loc[label]
         assert row["transport"] == s["transport"], (label, row["transport"])

@@ -850,9 +850,7 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
           sample_span_ >= lookahead_ * density_sample_lookaheads_ || cap.time >= stop_at;
       if (sample_span_ < lookahead_ || !whole) continue;
       decided_ = true;
-      const double lookaheads =
-          static_cast<double>(sample_span_.in_ps()) / static_cast<double>(lookahead_.in_ps());
-      per_lookahead_ = static_cast<double>(sample_events_) / (partitions() * lookaheads);
+      measure_density();
       if (events_per_thread_lookahead() < min_events_per_lookahead_) {
         serial_ = density_serial_ = true;
         density_phase_ = phases_;
@@ -867,8 +865,18 @@ RunEnd Simulation::run_partitioned(Time stop_at) {
       }
     }
   }
+  // Ended (idle, or stopped by an observer: the workloads are done) before
+  // the density sample was whole, observers having cut its phases short:
+  // report the density of what ran (a later run() may still decide).
+  if (!serial_ && !decided_ && sample_span_ >= lookahead_) measure_density();
   control_->now_ = end_time;
   return end;
+}
+
+void Simulation::measure_density() {
+  const double lookaheads =
+      static_cast<double>(sample_span_.in_ps()) / static_cast<double>(lookahead_.in_ps());
+  per_lookahead_ = static_cast<double>(sample_events_) / (partitions() * lookaheads);
 }
 
 uint64_t Simulation::starved_windows() const {

@@ -277,6 +277,9 @@ class Simulation {
   void set_progress_hook(std::function<void(const Simulation&)> hook, uint64_t every = 1 << 16);
 
  private:
+  // The density decision's measure: events per partition per lookahead over
+  // the sample so far.
+  void measure_density();
   friend class Component;
   friend class Partition;
   uint32_t register_component(Component* c);

@@ -41,6 +41,10 @@ json param_schema(const Param& p) {
   json s = value_schema(p);
   if (p.kind != ParamKind::kCustom && !p.schema.empty()) s.update(json::parse(p.schema));
   std::string d = p.description;
+  // A default the loader computes has no JSON value: say how it is computed.
+  if (p.def_kind == ParamDefault::kComputed && !p.def_text.empty() &&
+      p.kind != ParamKind::kObject && p.kind != ParamKind::kObjects)
+    d += (d.empty() ? "" : " ") + std::string("(default: ") + p.def_text + ")";
   if (!p.source.empty()) d += (d.empty() ? "" : " ") + std::string("[") + p.source + "]";
   if (!d.empty()) s["description"] = d;
   if (p.def_kind == ParamDefault::kValue && p.kind != ParamKind::kObjects &&

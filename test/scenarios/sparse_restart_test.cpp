@@ -121,6 +121,25 @@ TEST_CASE("a sampler every few lookaheads does not take the fabric's filling for
   CHECK(b.events == a.events + 21);  // and the sampler's, at 0, 5, ..., 100 us
 }
 
+TEST_CASE("a sampled run that ends before its density sample is whole still reports its density",
+          "[quick][threads]") {
+  // A permutation of 128 KiB flows on the k = 4 fat-tree (1 us cables) ends
+  // in about 36 us, before 64 lookaheads; a sampler every 2 us cuts its
+  // phases. Found in review: it reported 0 events per lookahead, as a run
+  // on one thread does, though it ran on two at about 88.
+  LoadOptions o;
+  o.overrides = {R"(output.queue_interval="2us")"};
+  const Scenario sc = load_scenario_text(
+      fat_tree("1us", R"({"kind": "permutation", "hosts": "all", "size": "128KiB"})"), "short", o);
+  const RunResult r = run_on(sc, 2, true);
+  REQUIRE(r.status == RunStatus::kComplete);
+  CHECK(!r.restarted_on_one_thread);
+  CHECK(r.threads_used == 2);
+  CHECK(r.phases > 1);
+  CHECK(r.events_per_thread_lookahead > 0);
+  CHECK(r.events_per_thread_lookahead < Simulation::kMinEventsPerLookahead);
+}
+
 TEST_CASE("the density decision weighs each thread's partitions together", "[quick][threads]") {
   // The dense permutation on 2 threads in 16 partitions, 8 to a thread: too
   // few events per partition per lookahead, enough per thread, which waits
