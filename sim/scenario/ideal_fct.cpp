@@ -256,13 +256,28 @@ std::vector<Time> short_arrivals(std::span<const PathHop> path, const SwitchTimi
 
 // ---- a scenario's flows ----
 
-IdealFct::IdealFct(const Topology& topo, const Routes& routes, const NicConfig& nic,
-                   const SwitchConfig& sw, const TransportFormat& format, uint64_t seed)
-    : topo_(topo), nic_(nic), format_(format), router_(topo, routes, sw, seed) {
-  timing_.latency = sw.latency;
-  timing_.cut_through = sw.forwarding == Forwarding::kCutThrough;
-  timing_.cut_through_bytes = sw.cut_through_bytes;
+namespace {
+
+SwitchTiming timing_of(const SwitchConfig& sw) {
+  SwitchTiming t;
+  t.latency = sw.latency;
+  t.cut_through = sw.forwarding == Forwarding::kCutThrough;
+  t.cut_through_bytes = sw.cut_through_bytes;
+  return t;
 }
+
+}  // namespace
+
+IdealFct::IdealFct(const Topology& topo, const Routes& routes, const NicConfig& nic,
+                   const SwitchConfig& sw, const TransportFormat& format, uint64_t seed,
+                   const TransportFormat& nvlink, const SwitchConfig& nvswitch)
+    : topo_(topo),
+      nic_(nic),
+      format_(format),
+      nvlink_(nvlink),
+      router_(topo, routes, sw, seed),
+      timing_(timing_of(sw)),
+      nvswitch_timing_(timing_of(nvswitch)) {}
 
 std::vector<PathHop> IdealFct::hops(const std::vector<uint32_t>& rows) const {
   std::vector<PathHop> v;
@@ -319,10 +334,20 @@ Time IdealFct::of(const FlowSpec& f, std::span<const std::pair<uint32_t, uint32_
   }
   const uint64_t n_min = *std::min_element(packets.begin(), packets.end());
   const uint64_t n_max = *std::max_element(packets.begin(), packets.end());
+  // The paths: requests and data one way, the answers the other. A path
+  // between two GPUs of a server is NVLink's all the way (hosts do not
+  // forward): NVLink framing, and NVSwitches that store and forward.
+  const uint32_t sport = roce_source_port(f.src, parts[0].first);
+  const std::vector<uint32_t> out_rows = router_.rows(f.src, f.dst, sport, parts[0].second);
+  const std::vector<uint32_t> back_rows = router_.rows(f.dst, f.src, sport, parts[0].first);
+  if (out_rows.empty() || back_rows.empty()) return Time::infinite();
+  const bool nvlink = topo_.links()[out_rows[0] / 2].kind == LinkKind::kNvlink;
+  const TransportFormat& format = nvlink ? nvlink_ : format_;
+  const SwitchTiming& timing = nvlink ? nvswitch_timing_ : timing_;
   auto wire = [&](uint32_t k, uint64_t r) {
     const int64_t left = bytes[k] - static_cast<int64_t>(r - 1) * mtu;
     const auto payload = static_cast<uint32_t>(std::clamp<int64_t>(left, 0, mtu));
-    return format_.wire_bytes(opcode_of(f.op, r, packets[k]), payload);
+    return format.wire_bytes(opcode_of(f.op, r, packets[k]), payload);
   };
   // The stream the data source sends: round robin, one packet per part per
   // round; the rounds in which every part sends a middle packet are one run.
@@ -350,41 +375,38 @@ Time IdealFct::of(const FlowSpec& f, std::span<const std::pair<uint32_t, uint32_
       if (r >= listed_from) tail.push_back(Listed{stream.size(), k, r});
     }
   }
-  const uint32_t sport = roce_source_port(f.src, parts[0].first);
   const Pacing pacing{BitRate::bps(f.rate.in_bps() / q), q};
 
   if (f.op == Verb::kRead) {
     // The requests (one per part, back to back) to the responder; its
     // responses start when the first has arrived.
-    const std::vector<PathHop> ask = hops(router_.rows(f.src, f.dst, sport, parts[0].second));
-    const std::vector<PathHop> back = hops(router_.rows(f.dst, f.src, sport, parts[0].first));
-    if (ask.empty() || back.empty()) return Time::infinite();
-    const ShortFrame request{Time::zero(), format_.wire_bytes(RcOpcode::kReadRequest, 0), 1};
-    const Time asked = short_arrivals(ask, timing_, std::span(&request, 1))[0];
+    const std::vector<PathHop> ask = hops(out_rows);
+    const std::vector<PathHop> back = hops(back_rows);
+    const ShortFrame request{Time::zero(), format.wire_bytes(RcOpcode::kReadRequest, 0), 1};
+    const Time asked = short_arrivals(ask, timing, std::span(&request, 1))[0];
     const uint64_t last = stream.size();
-    return asked + stream_arrivals(back, timing_, stream, pacing, std::span(&last, 1))[0];
+    return asked + stream_arrivals(back, timing, stream, pacing, std::span(&last, 1))[0];
   }
 
-  const std::vector<PathHop> data = hops(router_.rows(f.src, f.dst, sport, parts[0].second));
-  const std::vector<PathHop> acks = hops(router_.rows(f.dst, f.src, sport, parts[0].first));
-  if (data.empty() || acks.empty()) return Time::infinite();
+  const std::vector<PathHop> data = hops(out_rows);
+  const std::vector<PathHop> acks = hops(back_rows);
   std::vector<uint64_t> want;
   for (const Listed& l : tail) want.push_back(l.pos);
-  const std::vector<Time> arrived = stream_arrivals(data, timing_, stream, pacing, want);
+  const std::vector<Time> arrived = stream_arrivals(data, timing, stream, pacing, want);
   // The responder acknowledges every ack_interval-th packet of a part and its
   // last; ACKs before the listed packets are out of the way. Each ACK's
   // serialisation depends on how many went before it on the same links.
   const auto every = static_cast<uint64_t>(std::max(1, nic_.ack_interval));
   uint64_t ordinal = q * ((listed_from - 1) / every);
   std::vector<ShortFrame> sent;
-  const uint32_t ack_wire = format_.wire_bytes(RcOpcode::kAcknowledge, 0);
+  const uint32_t ack_wire = format.wire_bytes(RcOpcode::kAcknowledge, 0);
   for (size_t i = 0; i < tail.size(); ++i) {
     const Listed& l = tail[i];
     if (l.r % every == 0 || l.r == packets[l.part]) {
       sent.push_back(ShortFrame{arrived[i], ack_wire, ++ordinal});
     }
   }
-  const std::vector<Time> acked = short_arrivals(acks, timing_, sent);
+  const std::vector<Time> acked = short_arrivals(acks, timing, sent);
   return *std::max_element(acked.begin(), acked.end());
 }
 

@@ -104,8 +104,11 @@ std::vector<Time> short_arrivals(std::span<const PathHop> path, const SwitchTimi
 
 class IdealFct {
  public:
+  // `format` frames the network's ports, `nvlink` the GPUs' NVLink ports
+  // (whose switches, NVSwitches, are configured by `nvswitch`).
   IdealFct(const Topology& topo, const Routes& routes, const NicConfig& nic, const SwitchConfig& sw,
-           const TransportFormat& format, uint64_t seed);
+           const TransportFormat& format, uint64_t seed, const TransportFormat& nvlink,
+           const SwitchConfig& nvswitch);
 
   // The ideal FCT of flow `f`, whose parts run on the QP pairs `parts`
   // ((requester QPN, responder QPN), in posting order).
@@ -117,8 +120,10 @@ class IdealFct {
   const Topology& topo_;
   const NicConfig& nic_;
   const TransportFormat& format_;
+  const TransportFormat& nvlink_;
   FlowRouter router_;
   SwitchTiming timing_;
+  SwitchTiming nvswitch_timing_;
 };
 
 }  // namespace rdmasim

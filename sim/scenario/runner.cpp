@@ -579,10 +579,11 @@ void collect_links(RunResult& r, const Scenario& sc, const Fabric& fabric,
 // Collection: every flow of the flow generator, and the window's congestion
 // notification over them.
 void collect_flows(RunResult& r, const Scenario& sc, const Fabric& fabric,
-                   const FlowGenerator& traffic, Recorders& rec, const TransportFormat& format) {
+                   const FlowGenerator& traffic, Recorders& rec, const ScenarioFormat& formats) {
   const std::optional<WindowCounters>& w_start = rec.window_start();
   const std::optional<WindowCounters>& w_end = rec.window_end();
-  const IdealFct ideal(sc.topology, sc.routes, sc.fabric.nic, sc.fabric.sw, format, sc.seed);
+  const IdealFct ideal(sc.topology, sc.routes, sc.fabric.nic, sc.fabric.sw, formats.get(), sc.seed,
+                       formats.nvlink(), sc.fabric.nvswitch);
   for (uint32_t i = 0; i < sc.flows.size(); ++i) {
     const FlowSpec& f = sc.flows[i];
     const FlowRecord& rec_i = traffic.records()[i];
@@ -726,7 +727,6 @@ RunResult run_from_start(const Scenario& sc, const RunOptions& options,
                          std::chrono::steady_clock::time_point wall_start) {
   const auto build_start = std::chrono::steady_clock::now();
   const ScenarioFormat scenario_format(sc.fabric);
-  const TransportFormat& format = scenario_format.get();
   const uint32_t threads = std::max<uint32_t>(1, options.threads);
 
   // Build: the devices, then the workloads on their NICs.
@@ -890,7 +890,7 @@ RunResult run_from_start(const Scenario& sc, const RunOptions& options,
   collect_xmit_wait(r, sc, fabric);
   recorders.collect_window(r, fabric);
   collect_links(r, sc, fabric, recorders.window_start(), recorders.window_end());
-  collect_flows(r, sc, fabric, *workloads.flows, recorders, format);
+  collect_flows(r, sc, fabric, *workloads.flows, recorders, scenario_format);
   r.checked = options.check;
   if (options.check && violation.empty()) violation = check_end_of_run(r, fabric, workloads);
   if (!violation.empty()) {
