@@ -50,7 +50,10 @@ like any other; a run that writes no summary is recorded with the exit code's
 meaning as its status (bad_input 2, internal_error 1, killed_by_SIGxxx when
 a signal ended it, no_summary otherwise), its exit code and its error line,
 and the other columns empty. The sweep exits 1 when some point wrote no
-summary, 0 otherwise.
+summary, 0 otherwise; 2, before running anything, when the scenario file
+does not exist or two --grid/--set paths overlap (the same path twice, or
+`fabric.link` with `fabric.link.rate`: the later override would replace
+the earlier's values, and the CSV would name values no run used).
 
 The CSV is written as points finish: after each one the whole file is
 rewritten under a temporary name and renamed, so OUT/summary.csv is a valid
@@ -110,6 +113,23 @@ def parse_grid(spec):
             cur += ch
     out.append(cur)
     return path, out
+
+
+def path_parts(path):
+    """'traffic[0].size' -> ['traffic', '0', 'size']."""
+    return [p for p in re.split(r"[.\[\]]+", path.strip()) if p]
+
+
+def overlapping_paths(paths):
+    """The first two overrides of which one is, or lies inside, the other
+    (`fabric.link` and `fabric.link.rate`), or None."""
+    parts = [path_parts(p) for p in paths]
+    for i in range(len(paths)):
+        for j in range(i + 1, len(paths)):
+            n = min(len(parts[i]), len(parts[j]))
+            if parts[i][:n] == parts[j][:n]:
+                return paths[i], paths[j]
+    return None
 
 
 def plain(value):
@@ -232,7 +252,17 @@ def main():
 
     if not pathlib.Path(args.binary).exists():
         raise SystemExit(f"sweep: {args.binary} not found (build first: tools/setup.sh)")
+    if not pathlib.Path(args.scenario).is_file():
+        print(f"sweep: {args.scenario}: no such scenario file", file=sys.stderr)
+        sys.exit(2)
     grid = [parse_grid(g) for g in args.grid]
+    overlap = overlapping_paths([p for p, _ in grid] + [s.split("=", 1)[0] for s in args.set])
+    if overlap:
+        a, b = overlap
+        what = f"--grid/--set {a!r} twice" if a == b else f"{a!r} and {b!r} overlap"
+        print(f"sweep: {what}: a later override would replace the earlier one's values "
+              "(expected each path once, none inside another)", file=sys.stderr)
+        sys.exit(2)
     seeds = [s for s in args.seeds.split(",") if s] or [None]
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

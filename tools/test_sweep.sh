@@ -148,4 +148,20 @@ assert rows[0]["status"] == "complete" and rows[0]["exit_code"] == "0", rows[0]
 assert rows[1]["status"] == "interrupted" and rows[1]["exit_code"] == "143", rows[1]
 assert int(rows[1]["events"]) > 0, rows[1]
 PY
+# Refused before anything runs (exit 2, no OUT made): overlapping paths,
+# whose later override would replace the earlier's values while the CSV
+# named them, and a scenario file that does not exist.
+for args in "--grid traffic[0].size=\"1MiB\",\"2MiB\" --grid traffic[0].size=\"3MiB\"" \
+            "--grid fabric.link.rate=100Gbps,400Gbps --set fabric.link={\"rate\":\"200Gbps\"}"; do
+  rc=0
+  eval python3 "$root/tools/sweep.py" "$root/scenarios/incast.json" --binary "$bin" \
+    --out "$out/overlap" $args 2> "$out/overlap.err" || rc=$?
+  [ "$rc" -eq 2 ] || { echo "overlapping paths ($args): exit $rc, expected 2"; exit 1; }
+  grep -q 'overlap\|twice' "$out/overlap.err" || { cat "$out/overlap.err"; exit 1; }
+  [ ! -e "$out/overlap" ] || { echo "an overlapping sweep made its OUT"; exit 1; }
+done
+rc=0
+python3 "$root/tools/sweep.py" "$out/no_such.json" --binary "$bin" --out "$out/missing" \
+  2> "$out/missing.err" || rc=$?
+[ "$rc" -eq 2 ] && [ ! -e "$out/missing" ] || { echo "missing scenario: exit $rc"; exit 1; }
 echo "sweep ok"

@@ -478,7 +478,9 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
           r.starved_windows, r.starved_windows == 1 ? "" : "s", r.starved_turns_seconds);
     }
   }
-  out += fmt::format("  flows: {} of {} complete", s.completed, r.flows.size());
+  // A run of collectives alone has no flows of its own to report.
+  if (!r.flows.empty() || r.collectives.empty())
+    out += fmt::format("  flows: {} of {} complete", s.completed, r.flows.size());
   if (s.completed > 0) {
     double mean = 0;
     for (int64_t v : s.fct_ps) mean += static_cast<double>(v);
@@ -492,7 +494,7 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
   if (slow.count > 0) {
     out += fmt::format("; slowdown p50 {:.3g}, p99 {:.3g}", slow.p50, slow.p99);
   }
-  out += "\n";
+  if (!r.flows.empty() || r.collectives.empty()) out += "\n";
   for (const CollectiveResult& c : r.collectives) {
     out += fmt::format("  {}: {} {} of {} on {} ranks, {} channel(s): {} of {} iterations", c.name,
                        c.algorithm, c.op, to_string(Bytes(c.bytes)), c.ranks, c.channels,
@@ -504,8 +506,21 @@ std::string human_summary(const Scenario& sc, const RunResult& r) {
     if (!c.sweep.empty()) out += fmt::format("; {} sizes", c.sweep.size());
     out += "\n";
   }
-  out += fmt::format("  drops: {}; PFC frames: {}; ECN marks: {}; peak switch buffer {:.1f} KB",
-                     r.total_drops(), r.pfc_frames_sent, r.ecn_marked, r.switch_buffer_peak / 1e3);
+  if (sc.fabric.transport == Transport::kInfiniband) {
+    // Credits instead of PFC, and no ECN: what the credit loop costs.
+    out += fmt::format(
+        "  drops: {}; flow-control packets: {} ({:.2f} per data packet-hop); peak switch buffer "
+        "{:.1f} KB",
+        r.total_drops(), r.control_frame_hops,
+        r.data_packet_hops > 0
+            ? static_cast<double>(r.control_frame_hops) / static_cast<double>(r.data_packet_hops)
+            : 0.0,
+        r.switch_buffer_peak / 1e3);
+  } else {
+    out +=
+        fmt::format("  drops: {}; PFC frames: {}; ECN marks: {}; peak switch buffer {:.1f} KB",
+                    r.total_drops(), r.pfc_frames_sent, r.ecn_marked, r.switch_buffer_peak / 1e3);
+  }
   if (r.cc.cnps_sent + r.cc.cnps_received > 0) {
     out += fmt::format("; CNPs: {} sent, {} received", r.cc.cnps_sent, r.cc.cnps_received);
   }

@@ -36,8 +36,8 @@ void read_window(JsonReader& r, FaultSpec& f) {
   f.at = r.time("at");
   if (const std::optional<Time> until = r.optional_time("until")) {
     if (*until <= f.at) {
-      r.fail("until", to_string(*until) + " is too small",
-             "a time of at least " + to_string(f.at + Time::ps(1)));
+      r.fail("until", to_string(*until) + " is not after `at`",
+             "a time after at (" + to_string(f.at) + ")");
     }
     f.until = *until;
   }
