@@ -62,6 +62,15 @@ uint32_t Topology::add_link(uint32_t a, uint32_t b, BitRate rate, Time delay, Li
   return index;
 }
 
+BitRate Topology::slowest_network_rate() const {
+  BitRate slowest;
+  for (const TopoLink& l : links_) {
+    if (l.kind == LinkKind::kNvlink) continue;
+    if (slowest.in_bps() == 0 || l.rate < slowest) slowest = l.rate;
+  }
+  return slowest;
+}
+
 std::optional<uint32_t> Topology::find(std::string_view name) const {
   auto it = by_name_.find(std::string(name));
   if (it == by_name_.end()) return std::nullopt;

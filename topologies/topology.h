@@ -85,6 +85,8 @@ class Topology {
 
   const std::vector<TopoNode>& nodes() const { return nodes_; }
   const std::vector<TopoLink>& links() const { return links_; }
+  // The slowest rate of a network (not NVLink) link; 0 with none.
+  BitRate slowest_network_rate() const;
   const TopoNode& node(uint32_t id) const { return nodes_[id]; }
   // Node id of each host, by host index.
   const std::vector<uint32_t>& hosts() const { return hosts_; }

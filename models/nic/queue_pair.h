@@ -169,9 +169,13 @@ class QueuePair {
     uint64_t packets = 0;  // response packets left
     int64_t bytes = 0;     // payload bytes left
     uint64_t message_id = 0;
-    bool started = false;     // its first response packet has been sent
-    bool retransmit = false;  // answers a duplicate request
+    bool started = false;  // its first response packet has been sent
   };
+  // One past the highest READ response PSN sent: a response below it is
+  // sent again (a duplicate request re-executes from its PSN, IBA
+  // §9.7.5.1.6, and may ask for responses never sent before: those count
+  // as first sends).
+  uint64_t read_sent_high = 0;
   uint64_t epsn = 0;        // expected PSN (64-bit; the wire carries its low 24 bits)
   uint64_t ecn_marked = 0;  // CE-marked packets it received (beside what each one reads)
   uint32_t msn = 0;

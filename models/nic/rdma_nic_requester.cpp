@@ -35,7 +35,11 @@ bool is_sr(const NicConfig& c) { return c.loss_recovery == LossRecovery::kSelect
 
 Time RdmaNic::retransmit_timeout(int attempt) const {
   if (base_timeout_.is_infinite()) return base_timeout_;
-  return base_timeout_ * (int64_t{1} << std::clamp(attempt, 0, 16));
+  const int shift = std::clamp(attempt, 0, 16);
+  // Backed off beyond Time's range (a timeout of hours, doubled 16 times):
+  // it never fires.
+  if (base_timeout_.in_ps() > (Time::infinite().in_ps() >> shift)) return Time::infinite();
+  return base_timeout_ * (int64_t{1} << shift);
 }
 
 bool RdmaNic::can_send(const QueuePair& q) const {
@@ -396,8 +400,11 @@ bool RdmaNic::retry_or_fail(QueuePair& q, WcStatus status) {
 void RdmaNic::arm_timer(QueuePair& q) {
   // An RNR wait stops the timer; the resend after it starts it again.
   if (q.timer_armed || q.rnr_wait || !q.outstanding() || base_timeout_.is_infinite()) return;
+  const Time timeout = retransmit_timeout(q.retries);
+  // A deadline beyond Time's range never comes: the run ends without it.
+  if (timeout.in_ps() > Time::infinite().in_ps() - ctx().now().in_ps()) return;
   q.timer_armed = true;
-  q.deadline = ctx().now() + retransmit_timeout(q.retries);
+  q.deadline = ctx().now() + timeout;
   QpSlot& s = slot(q.qpn());
   if (!s.retransmit.scheduled()) {
     ctx().schedule(s.retransmit, q.deadline);

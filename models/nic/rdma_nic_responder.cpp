@@ -67,7 +67,6 @@ void RdmaNic::on_request(PacketHandle p) {
       j.packets = packets_for(p->read_length, cfg_.mtu);
       j.bytes = p->read_length;
       j.message_id = p->message_id;
-      j.retransmit = true;
       q.read_jobs.push_back(j);
       activate(q.qpn());
       return;
@@ -243,11 +242,13 @@ PacketHandle RdmaNic::build_read_response(QueuePair& q) {
     p->aeth_syndrome = kAethAckUnlimited;
     p->msn = q.msn;
   }
-  if (j.retransmit) {
+  if (j.seq < q.read_sent_high) {
     p->flags |= kFlagRetransmit;
     p->retransmissions = 1;
     ++q.retransmitted;
     ++counters_.retransmitted_packets;
+  } else {
+    q.read_sent_high = j.seq + 1;
   }
   ++counters_.data_packets_sent;
   j.started = true;

@@ -52,10 +52,10 @@ uint64_t ecmp_seed(uint64_t sim_seed, const std::string& name, const SwitchConfi
   return RngStream(sim_seed, cfg.per_switch_hash_seed ? name + ".ecmp" : "ecmp").next_u64();
 }
 
-Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
-                   Time neighbour_response) {
+Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay, Time neighbour_response,
+                   BitRate slowest_in) {
   if (cfg.pfc.headroom.count() > 0) return cfg.pfc.headroom;
-  return auto_pfc_headroom(cfg, rate, cable_delay, neighbour_response);
+  return auto_pfc_headroom(cfg, rate, cable_delay, neighbour_response, slowest_in);
 }
 
 double small_frame_occupancy(uint32_t cell) {
@@ -76,7 +76,8 @@ double small_frame_occupancy(uint32_t cell) {
 namespace {
 
 Bytes auto_pfc_headroom_at(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
-                           Time neighbour_response, int small_packet_percentage) {
+                           Time neighbour_response, int small_packet_percentage,
+                           BitRate slowest_in) {
   // The worst case of Cisco white paper c11-542809 (the common derivation;
   // IEEE 802.1Qbb's informative annex on PFC buffer requirements), in bits:
   //   2 L R / v + D_resp + 8 (MTU_any + 20) + 8 (64 + 20) + 8 (MTU_lossless + 20)
@@ -92,8 +93,15 @@ Bytes auto_pfc_headroom_at(const SwitchConfig& cfg, BitRate rate, Time cable_del
   const double r = static_cast<double>(rate.in_bps());
   const double frame_bits = 8.0 * (cfg.max_frame + 20);
   const double crossing = cfg.pfc.threshold == PfcThreshold::kDynamic ? frame_bits : 0.0;
+  // Cut-through: the frame being sent may come in at a slower port's rate,
+  // and the port cannot end it before its last bit has arrived (link.h): it
+  // takes 8 (MTU_any + 20) / R_in, the neighbour sending at R all along.
+  const double r_in = static_cast<double>(slowest_in.in_bps());
+  const double any_bits = cfg.forwarding == Forwarding::kCutThrough && r_in > 0 && r_in < r
+                              ? frame_bits * r / r_in
+                              : frame_bits;
   const double bits = 2 * cable_delay.in_seconds() * r + neighbour_response.in_seconds() * r +
-                      2 * frame_bits + 8.0 * (64 + 20) + crossing;
+                      any_bits + frame_bits + 8.0 * (64 + 20) + crossing;
   const double bytes = std::ceil(bits / 8);
   // Buffer is charged in whole cells, so what arrives takes more buffer than
   // wire: a frame of at least 1 KB wastes at most cell/1024 of itself; a
@@ -111,30 +119,31 @@ Bytes auto_pfc_headroom_at(const SwitchConfig& cfg, BitRate rate, Time cable_del
 }  // namespace
 
 Bytes auto_pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
-                        Time neighbour_response) {
+                        Time neighbour_response, BitRate slowest_in) {
   return auto_pfc_headroom_at(cfg, rate, cable_delay, neighbour_response,
-                              cfg.pfc.small_packet_percentage);
+                              cfg.pfc.small_packet_percentage, slowest_in);
 }
 
 Bytes worst_case_pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
-                              Time neighbour_response) {
-  return auto_pfc_headroom_at(cfg, rate, cable_delay, neighbour_response, 100);
+                              Time neighbour_response, BitRate slowest_in) {
+  return auto_pfc_headroom_at(cfg, rate, cable_delay, neighbour_response, 100, slowest_in);
 }
 
 Bytes Switch::headroom_for(uint32_t port) const {
   const Link* l = this->port(port).link();
   // The queue of this port pauses the node at the cable's other end.
-  return pfc_headroom(cfg_, l->rate(), l->delay(), l->to()->pfc_response_delay());
+  return pfc_headroom(cfg_, l->rate(), l->delay(), l->to()->pfc_response_delay(), slowest_in_);
 }
 
 Bytes Switch::auto_headroom_for(uint32_t port) const {
   const Link* l = this->port(port).link();
-  return auto_pfc_headroom(cfg_, l->rate(), l->delay(), l->to()->pfc_response_delay());
+  return auto_pfc_headroom(cfg_, l->rate(), l->delay(), l->to()->pfc_response_delay(), slowest_in_);
 }
 
 Bytes Switch::worst_case_headroom_for(uint32_t port) const {
   const Link* l = this->port(port).link();
-  return worst_case_pfc_headroom(cfg_, l->rate(), l->delay(), l->to()->pfc_response_delay());
+  return worst_case_pfc_headroom(cfg_, l->rate(), l->delay(), l->to()->pfc_response_delay(),
+                                 slowest_in_);
 }
 
 template <uint8_t kPoint>

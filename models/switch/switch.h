@@ -106,20 +106,22 @@ struct DropEvent {
 // neighbour (the device this queue pauses) acts on a PFC frame
 // `neighbour_response` after receiving it: `pfc.headroom`, or the
 // worst-case formula (docs/switch.md, "Headroom auto") when that is 0.
-Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
-                   Time neighbour_response);
+// `slowest_in`: the slowest of the switch's ports (0: this port's rate),
+// which a cut-through switch's frame on this port may come in at.
+Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay, Time neighbour_response,
+                   BitRate slowest_in = BitRate());
 // Buffer bytes per byte of wire time, at worst, of minimum-size frames
 // (64 B) or just larger ones, each charged whole cells of `cell` bytes; at
 // least 1.
 double small_frame_occupancy(uint32_t cell);
 // The worst-case formula alone, whatever `pfc.headroom` says.
 Bytes auto_pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
-                        Time neighbour_response);
+                        Time neighbour_response, BitRate slowest_in = BitRate());
 // The same with every frame of the headroom minimum-size, whatever
 // `pfc.small_packet_percentage` says: below it, a lossless drop is a risk
 // the configuration took, not a bug.
 Bytes worst_case_pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay,
-                              Time neighbour_response);
+                              Time neighbour_response, BitRate slowest_in = BitRate());
 
 // The seed switch `name` of a simulation seeded `sim_seed` salts its ECMP
 // hash with: its own stream's first draw, or one for all switches when
@@ -143,6 +145,12 @@ class Switch : public Node, private ControlSink {
   void use_credits(uint32_t port, const Credits::Params& params,
                    Time hoq_lifetime = Time::infinite(), const IbQos* qos = nullptr);
 
+  // Cut-through: the slowest rate a frame this switch sends may have come
+  // in at, anywhere upstream (a frame cut through from a slower port keeps
+  // every later port busy until its last bit arrives, link.h); the
+  // automatic PFC headroom covers it (pfc_headroom's `slowest_in`). Before
+  // setup(); unset, the frames are taken to come in at their port's rate.
+  void set_slowest_ingress(BitRate r) { slowest_in_ = r; }
   void set_forwarding_table(ForwardingTable table) {
     fib_ = std::move(table);
     hot_.fast = fib_.fast_view();
@@ -330,6 +338,7 @@ class Switch : public Node, private ControlSink {
   Hot hot_;
   const SwitchConfig& cfg_;
   uint8_t lanes_;
+  BitRate slowest_in_;  // set_slowest_ingress()
   ForwardingTable fib_;
   std::vector<PriorityRewrite> rewrites_;
   const IbQos* ib_qos_ = nullptr;  // InfiniBand ports' SL2VL and VL arbitration

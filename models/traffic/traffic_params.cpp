@@ -46,7 +46,7 @@ void add_common(ParamTable& f, const char* size_doc) {
       .doc(
           "RDMA WRITE, WRITE with immediate (consumes a receive WQE at the responder, which gets a "
           "completion), SEND or READ, for every flow of the item; a READ's data flows from `dst` "
-          "to `src` (the requester)");
+          "to `src` (the requester), at most 2^31 bytes per QP (the largest RC message)");
   f.add("name", ParamKind::kString)
       .group("common")
       .computed("\"<kind>[i]\" (a flow: \"\")")

@@ -85,8 +85,12 @@ Fabric build_fabric(Simulation& sim, const Scenario& sc, const ScenarioFormat& f
     }
   }
   for (uint32_t id = 0; id < topo.nodes().size(); ++id) {
-    if (f.switch_of_node[id] != nullptr)
+    if (f.switch_of_node[id] != nullptr) {
       f.switch_of_node[id]->set_forwarding_table(sc.routes.table(id));
+      // A frame cut through from the slowest link keeps every later port
+      // busy at that pace: the headroom covers it (docs/switch.md).
+      f.switch_of_node[id]->set_slowest_ingress(topo.slowest_network_rate());
+    }
   }
   for (const auto& [node, rule] : sc.rewrites) f.switch_of_node[node]->add_rewrite(rule);
   return f;

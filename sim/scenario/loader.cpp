@@ -96,6 +96,9 @@ void check_switch_buffers(const Scenario& sc) {
   }
   int lossless = 0;
   for (uint8_t p = 0; p < kEthernetPriorities; ++p) lossless += c.lossless(p) ? 1 : 0;
+  // Cut-through frames may come in at the fabric's slowest rate
+  // (Switch::set_slowest_ingress, as the fabric builder sets it).
+  const BitRate slowest_in = sc.topology.slowest_network_rate();
   for (uint32_t id = 0; id < sc.topology.nodes().size(); ++id) {
     const TopoNode& n = sc.topology.node(id);
     if (!is_fabric_switch(n)) continue;
@@ -107,7 +110,7 @@ void check_switch_buffers(const Scenario& sc) {
       const Time response = sc.topology.node(adj.neighbor).kind == NodeKind::kSwitch
                                 ? c.pfc.response_delay
                                 : sc.fabric.nic.pfc_response_delay;
-      need += pfc_headroom(c, l.rate, l.delay, response).count() * lossless;
+      need += pfc_headroom(c, l.rate, l.delay, response, slowest_in).count() * lossless;
     }
     if (need > c.buffer.count()) {
       throw ScenarioError(
@@ -184,6 +187,20 @@ Scenario load(json root, const std::string& default_name, const LoadOptions& opt
     std::vector<JsonReader> items = top.objects("traffic");
     sc.traffic_items = static_cast<uint32_t>(items.size());
     read_traffic(std::move(items), sc.topology, sc.seed, sc.fabric.cc, sc.flows, sc.collectives);
+    // A READ request's DMA length (RETH) is 32 bits, and an RC message at
+    // most 2^31 bytes (IBA): a READ part (the message split over its QPs)
+    // beyond that cannot be asked for. (WRITEs and SENDs, segmented by the
+    // requester alone, are not held to it here.)
+    for (const FlowSpec& f : sc.flows) {
+      const int64_t part = (f.bytes + f.qps - 1) / std::max<uint32_t>(f.qps, 1);
+      if (f.op == Verb::kRead && part > (int64_t{1} << 31)) {
+        throw ScenarioError("traffic[" + std::to_string(f.item) + "]: a READ of " +
+                            std::to_string(f.bytes) + " bytes over " + std::to_string(f.qps) +
+                            " QP(s) asks " + std::to_string(part) +
+                            " bytes of one QP (expected at most 2147483648 per QP, the largest "
+                            "RDMA message: a smaller size, or more qps)");
+      }
+    }
     // An item's own SL: an InfiniBand notion, and one its ports can carry;
     // so must the NIC's priorities be, the SLs of the other QPs.
     bool default_sl = false;

@@ -97,3 +97,31 @@ TEST_CASE("8:1 incast without PFC: drops, and go-back-N still delivers every byt
   CHECK(into_h0 >= 8LL * 8 * 1024 * 1024);
   for (const FlowResult& f : r.result.flows) CHECK(f.done);
 }
+
+TEST_CASE(
+    "V4b automatic headroom under cut-through covers frames stretched by a slower port "
+    "upstream",
+    "[validation][V4]") {
+  // 400 Gb/s switches, one 25 Gb/s host. s2 cuts h's frames through to s1,
+  // which cuts them through to a0: each port stays busy until the frame's
+  // last bit has come in at 25 Gb/s, 16 of its own frame times, and a pause
+  // for a0 or a1 waits behind it. The headroom once counted one frame time
+  // at 400 Gb/s: lossless drops at both switches (24 of them, a violation
+  // under the checks), with the static threshold and the dynamic one.
+  for (const char* threshold : {"static", "dynamic"}) {
+    INFO(threshold);
+    const Ran r = run_text(std::string(R"({
+      "fabric": {"link": {"rate": "400Gbps", "delay": "1us"},
+                 "switch": {"forwarding": "cut_through", "pfc": {"threshold": ")") +
+                           threshold + R"("}}},
+      "topology": {"kind": "graph", "hosts": ["a0", "a1", "h", "b0"], "switches": ["s1", "s2"],
+        "links": [{"a": "a0", "b": "s1"}, {"a": "a1", "b": "s1"}, {"a": "s1", "b": "s2"},
+                  {"a": "b0", "b": "s2"}, {"a": "h", "b": "s2", "rate": "25Gbps"}]},
+      "traffic": [{"kind": "incast", "senders": ["a0", "a1", "b0"], "dst": "h", "size": "4MB"},
+                  {"kind": "flow", "src": "h", "dst": "a0", "size": "4MB"},
+                  {"kind": "flow", "src": "h", "dst": "b0", "size": "4MB"}]})");
+    CHECK(r.result.status == RunStatus::kComplete);
+    CHECK(r.result.total_drops() == 0);
+    CHECK(r.result.pfc_frames_sent > 0);
+  }
+}

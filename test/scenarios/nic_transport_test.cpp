@@ -97,6 +97,53 @@ TEST_CASE("a QP that runs out of retries ends the run with status qp_error", "[q
   CHECK(j["per_flow"][0]["retransmissions"] == 0);
 }
 
+TEST_CASE("a retransmit timeout backed off beyond the time range never fires: no overflow",
+          "[quick][nic]") {
+  // A timeout of 10^6 s doubles per retry; after 3 retries it is beyond
+  // Time's 9.2e6 s. It once overflowed: an event at a negative time
+  // (event_in_past under the checks) and a negative simulated time. The
+  // receiver is cut off for good: every retry is lost, and once the next
+  // deadline is out of range the run has nothing left to do.
+  const Ran r = run_text(R"({
+    "fabric": {"nic": {"retransmit_timeout": "1000000s", "retry_cnt": 7}},
+    "topology": {"kind": "star", "hosts": 2},
+    "traffic": [{"kind": "flow", "src": "h0", "dst": "h1", "size": "64KiB"}],
+    "faults": [{"kind": "link_down", "a": "h1", "b": "sw0", "at": "0s"}]})");
+  CHECK(r.result.status == RunStatus::kStalled);
+  CHECK(r.result.invariant.empty());
+  // The retries at 1e6, 3e6 and 7e6 s (each wait doubles), the run ending
+  // soon after the last; the next would be due at 1.5e7 s, beyond the range.
+  CHECK(r.result.sim_time >= Time::s(7'000'000));
+  CHECK(r.result.sim_time < Time::s(7'000'000) + Time::ms(1));
+  CHECK(r.result.retransmissions == 3 * 16);
+}
+
+TEST_CASE("go-back-N READ: retransmissions count only the packets sent again", "[quick][nic]") {
+  // A 1 MiB READ (256 responses) whose responder's cable fails for 0.5 us:
+  // the requester asks again from the first missing PSN, and the responder
+  // re-executes from there, sending responses it had sent and some it had
+  // not yet. Only the former are sent again. Counted from the links: the
+  // responder serialised F response frames for 256 PSNs, the requester R
+  // requests for one. Found by an audit: every response of the re-executed
+  // range was counted (257 against 21).
+  const Ran r = run_text(R"({
+    "fabric": {"link": {"rate": "100Gbps", "delay": "1us"},
+               "nic": {"retransmit_timeout": "1ms", "loss_recovery": "go_back_n"}},
+    "topology": {"kind": "star", "hosts": 2},
+    "traffic": [{"kind": "flow", "src": "h0", "dst": "h1", "size": "1MiB", "op": "read"}],
+    "faults": [{"kind": "link_down", "a": "h1", "b": "sw0", "at": "3us", "until": "3.5us"}]})");
+  REQUIRE(r.result.status == RunStatus::kComplete);
+  uint64_t responses = 0, requests = 0;
+  const uint32_t h0 = *r.scenario.topology.find("h0"), h1 = *r.scenario.topology.find("h1");
+  for (const LinkResult& l : r.result.links) {
+    if (l.from == h1) responses += l.data_frames;
+    if (l.from == h0) requests += l.frames;
+  }
+  REQUIRE(responses > 256);
+  CHECK(r.result.retransmissions == (responses - 256) + (requests - 1));
+  CHECK(r.result.flows[0].retransmissions == r.result.retransmissions);
+}
+
 TEST_CASE("fabric.nic keys: defaults, resolved values and checks", "[quick][nic]") {
   const std::string base = R"({"topology": {"kind": "star", "hosts": 2}, "fabric": {"nic": )";
   auto load = [&](const std::string& nic) { return load_scenario_text(base + nic + "}}", "t"); };

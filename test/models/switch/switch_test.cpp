@@ -393,3 +393,30 @@ TEST_CASE(
   CHECK(h(80, 100) == 53120);   // x 1.584: 663.8 cells
   CHECK(h(1, 100) == 33524);    // byte-granular buffers: the wire bytes
 }
+
+TEST_CASE(
+    "headroom auto under cut-through: the frame being sent may come in at the slowest "
+    "ingress rate, 8 (MTU_any + 20) R / R_in",
+    "[quick][switch][pfc]") {
+  // 400 Gb/s, 1 us, 9,216-byte frames, byte cells, static threshold: the
+  // frame this port is sending, cut through from a 25 Gb/s port, ends only
+  // when its last bit has come in, 16 frame times at 400 Gb/s. Store-and-
+  // forward: 2 R d + 2 x 8 x 9236 + 8 x 84 = 948,448 bits = 118,556 B; cut
+  // through from 25 Gb/s: 2 R d + 16 x 8 x 9236 + 8 x 9236 + 8 x 84 =
+  // 2,056,768 bits = 257,096 B.
+  SwitchConfig cfg;
+  cfg.max_frame = 9216;
+  cfg.cell = 1;
+  cfg.pfc.threshold = PfcThreshold::kStatic;
+  const BitRate r = BitRate::gbps(400);
+  const auto h = [&](BitRate in) {
+    return auto_pfc_headroom(cfg, r, Time::us(1), Time::zero(), in).count();
+  };
+  CHECK(h(BitRate()) == 118556);
+  CHECK(h(BitRate::gbps(25)) == 118556);  // store-and-forward: no stretch
+  cfg.forwarding = Forwarding::kCutThrough;
+  CHECK(h(BitRate()) == 118556);
+  CHECK(h(r) == 118556);
+  CHECK(h(BitRate::gbps(800)) == 118556);  // a faster ingress stretches nothing
+  CHECK(h(BitRate::gbps(25)) == 257096);
+}
