@@ -130,6 +130,7 @@ struct alignas(64) Packet {
       union {
         uint32_t read_length;  // RETH DMA length on a READ request
         uint32_t imm_data;     // ImmDt of a WRITE/SEND with immediate (its last packet)
+        uint32_t nak_trigger;  // selective repeat: the PSN whose arrival sent this NAK (IRN)
       };
       uint64_t aux;  // transport-specific (e.g. SACK bitmap)
     };

@@ -181,6 +181,9 @@ class QueuePair {
   uint32_t msn = 0;
   int unacked = 0;
   bool nak_sent = false;  // one NAK (sequence error or RNR) per gap
+  // Selective repeat: the PSN of the last out-of-order packet, which a NAK
+  // names (IRN): what lies below it and is not SACKed is lost.
+  uint32_t last_out_of_order = 0;
   int64_t rx_message_bytes = 0;
   int64_t rx_bytes = 0;  // payload delivered in order, every message
   Time rx_message_start;

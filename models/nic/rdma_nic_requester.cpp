@@ -309,8 +309,12 @@ void RdmaNic::process_ack(QueuePair& q, const Packet& ack) {
     acknowledge_to(q, seq, &clamped);
     if (sr) {
       apply_sack(q, seq, ack.aux);
-      const uint64_t high =
+      uint64_t high =
           ack.aux == 0 ? seq + 1 : seq + 64 - static_cast<uint64_t>(std::countl_zero(ack.aux));
+      // The packet that sent the NAK came in: what lies below it unSACKed
+      // is lost too, beyond the bitmap's 64 PSNs (IRN's NACK).
+      uint64_t trigger = 0;
+      if (q.map_psn(ack.nak_trigger, q.snd_max, &trigger) && trigger > high) high = trigger;
       after_progress(q, old_una);
       if (q.error) return;
       if (!q.in_recovery || q.una >= q.recovery_high) {

@@ -107,6 +107,7 @@ void RdmaNic::on_request(PacketHandle p) {
     // spraying or adaptive routing) than the gap lost: acknowledge with the
     // SACK bitmap, and NAK only once the gap is `sr_reorder_threshold`
     // packets old (as TCP's duplicate-ACK threshold, RFC 5681).
+    q.last_out_of_order = p->psn;
     send_control(q, static_cast<uint32_t>(d) >= cfg_.sr_reorder_threshold ? kAethNakSequenceError
                                                                           : kAethAckUnlimited);
     return;
@@ -207,8 +208,11 @@ void RdmaNic::emit_control(QueuePair& q, uint8_t syndrome, bool wake) {
   a->psn = ack ? psn_add(epsn, kPsnMask) : epsn;
   a->msn = q.msn;
   a->aeth_syndrome = syndrome;
-  // Selective repeat: bit i = PSN epsn + i has been placed.
+  // Selective repeat: bit i = PSN epsn + i has been placed; a NAK also
+  // names the packet that sent it, so that a gap wider than the bitmap is
+  // resent whole.
   a->aux = q.reorder.sack();
+  a->nak_trigger = q.last_out_of_order;
   if (ack) {
     ++counters_.acks_sent;
   } else if ((syndrome & 0x60) == kAethRnrNak) {

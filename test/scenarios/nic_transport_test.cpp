@@ -190,6 +190,29 @@ TEST_CASE("fabric.nic keys: defaults, resolved values and checks", "[quick][nic]
   CHECK_THROWS_WITH(load(R"({"retry_count": 3})"), Catch::Contains("did you mean \"retry_cnt\""));
 }
 
+TEST_CASE(
+    "selective repeat: a burst of more lost PSNs than the SACK bitmap holds is resent "
+    "after a NAK, not by the timeout",
+    "[quick][nic]") {
+  // A 1 MiB WRITE whose sender's cable fails for 30 us: some 90 packets
+  // lost in a row, beyond the NAK's 64-bit SACK bitmap. The NAK names the
+  // packet that sent it (IRN), and every unSACKed PSN below it is resent:
+  // the flow ends its ideal FCT plus the outage plus a round trip or two
+  // (1 us cables: about 4 us each), not a 1 ms timeout later. Found by an
+  // audit: one PSN per NAK, then the timeout (1,130 us).
+  const Ran r = run_text(R"({
+    "fabric": {"link": {"rate": "100Gbps", "delay": "1us"},
+               "nic": {"loss_recovery": "selective_repeat", "retransmit_timeout": "1ms"}},
+    "topology": {"kind": "star", "hosts": 2},
+    "traffic": [{"kind": "flow", "src": "h0", "dst": "h1", "size": "1MiB"}],
+    "faults": [{"kind": "link_down", "a": "h0", "b": "sw0", "at": "10us", "until": "40us"}]})");
+  REQUIRE(r.result.status == RunStatus::kComplete);
+  const FlowResult& f = r.result.flows[0];
+  CHECK(f.retransmissions > 64);
+  CHECK(f.fct() > f.ideal_fct + Time::us(30));
+  CHECK(f.fct() < f.ideal_fct + Time::us(30) + Time::us(8));
+}
+
 TEST_CASE("selective repeat runs a scenario like go-back-N when nothing is lost", "[quick][nic]") {
   const std::string text = R"({
     "fabric": {"link": {"rate": "100Gbps", "delay": "1us"}, "nic": {"loss_recovery": "%"}},
