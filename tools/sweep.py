@@ -116,8 +116,8 @@ def parse_grid(spec):
 
 
 def path_parts(path):
-    """'traffic[0].size' -> ['traffic', '0', 'size']."""
-    return [p for p in re.split(r"[.\[\]]+", path.strip()) if p]
+    """'traffic[0].size' -> ['traffic', '0', 'size'] (an index as rdmasim reads it: [00] is [0])."""
+    return [str(int(p)) if p.isdigit() else p for p in re.split(r"[.\[\]]+", path.strip()) if p]
 
 
 def overlapping_paths(paths):

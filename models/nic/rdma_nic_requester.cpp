@@ -311,14 +311,17 @@ void RdmaNic::process_ack(QueuePair& q, const Packet& ack) {
       apply_sack(q, seq, ack.aux);
       uint64_t high =
           ack.aux == 0 ? seq + 1 : seq + 64 - static_cast<uint64_t>(std::countl_zero(ack.aux));
-      // The packet that sent the NAK came in: what lies below it unSACKed
-      // is lost too, beyond the bitmap's 64 PSNs (IRN's NACK).
-      uint64_t trigger = 0;
-      if (q.map_psn(ack.nak_trigger, q.snd_max, &trigger) && trigger > high) high = trigger;
       after_progress(q, old_una);
       if (q.error) return;
       if (!q.in_recovery || q.una >= q.recovery_high) {
         if (q.una == old_una && !retry_or_fail(q, WcStatus::kRetryExceeded)) return;
+        // The NAK that opens an episode was sent by the first packet to
+        // arrive past the gap (IRN's NACK names it): everything between the
+        // gap and it is lost, also beyond the bitmap's 64 PSNs. Later NAKs'
+        // packets came after packets the bitmap may not reach: only their
+        // bitmaps count, or what arrived would be resent.
+        uint64_t trigger = 0;
+        if (q.map_psn(ack.nak_trigger, q.snd_max, &trigger) && trigger > high) high = trigger;
         start_recovery(q, q.una, std::max(high, q.una + 1));
       } else {
         q.recovery_high = std::max(q.recovery_high, high);
