@@ -106,8 +106,9 @@ struct DropEvent {
 // neighbour (the device this queue pauses) acts on a PFC frame
 // `neighbour_response` after receiving it: `pfc.headroom`, or the
 // worst-case formula (docs/switch.md, "Headroom auto") when that is 0.
-// `slowest_in`: the slowest of the switch's ports (0: this port's rate),
-// which a cut-through switch's frame on this port may come in at.
+// `slowest_in`: the slowest rate a cut-through switch's frame on this port
+// may have come in at anywhere upstream (the fabric's slowest network link,
+// Switch::set_slowest_ingress; 0: this port's rate).
 Bytes pfc_headroom(const SwitchConfig& cfg, BitRate rate, Time cable_delay, Time neighbour_response,
                    BitRate slowest_in = BitRate());
 // Buffer bytes per byte of wire time, at worst, of minimum-size frames
