@@ -1043,23 +1043,22 @@ def queue_depth(trace: Trace, ax: Any = None, *, top: int = 8) -> Any:
     wherever it has no row: before its first row and after a 0 row until its
     next one. Needs output.queue_interval. Returns the Axes.
     """
-    queues = trace.require("queues")
-    ax = _axes(ax, (7.0, 4.0))
-    n = _busiest_steps(ax, trace, queues, ["node", "port", "priority"], "queue_label", "to", top,
-                       "no queue held bytes at a sample", "no queue samples")
-    ax.set_ylabel("queued (KB)")
-    shown = f"busiest {top} of {n} queues" if n > top else _plural(n, "queue")
-    ax.set_title(f"switch egress queue depth ({shown})")
-    return ax
+    return _busiest_steps(_axes(ax, (7.0, 4.0)), trace, trace.require("queues"),
+                          ["node", "port", "priority"], "queue_label", "to", top, "queue",
+                          "no queue held bytes at a sample", "queued (KB)",
+                          "switch egress queue depth")
 
 
 def _busiest_steps(ax: Any, trace: Trace, df: pd.DataFrame, keys: list[str], label_col: str,
-                   peer_word: str, top: int, none_held: str, no_rows: str) -> int:
+                   peer_word: str, top: int, noun: str, none_held: str, ylabel: str,
+                   title: str) -> Any:
     """Draw the `top` busiest series of a sparse sampled table (/queues,
     /vl_buffers: a series appears while it holds bytes, plus one 0 row when
     it empties, and is 0 wherever it has no row) as steps in KB: busiest by
     the sum of its samples (the time integral, samples being evenly
-    spaced), then its peak. Returns how many series the table has."""
+    spaced), then its peak. The title says how many of how many `noun`s are
+    shown. Returns the Axes."""
+    no_rows = f"no {noun} samples"
     end_us = _end_ps(trace, df["time"]) / PS_PER_US
     n = len(df.groupby(keys)) if len(df) else 0
     if len(df) == 0 or df["bytes"].max() <= 0:
@@ -1083,8 +1082,11 @@ def _busiest_steps(ax: Any, trace: Trace, df: pd.DataFrame, keys: list[str], lab
         ax.set_ylim(bottom=0)
         ax.legend(fontsize="small", loc="best")
     ax.set_xlabel("time (us)")
+    ax.set_ylabel(ylabel)
+    shown = f"busiest {top} of {n} {noun}s" if n > top else _plural(n, noun)
+    ax.set_title(f"{title} ({shown})")
     ax.grid(True, alpha=0.3)
-    return n
+    return ax
 
 
 def pfc_timeline(trace: Trace, ax: Any = None, *, top: int = 24) -> Any:
@@ -1426,14 +1428,10 @@ def vl_buffer_occupancy(trace: Trace, ax: Any = None, *, top: int = 8) -> Any:
     /queues (output.queue_interval) and sparse in the same way, so drawn as
     queue_depth draws queues. A VL's buffer full (its vl_buffer) means its
     sender waits for credits. Returns the Axes."""
-    vl = trace.require("vl_buffers")
-    ax = _axes(ax, (7.0, 4.0))
-    n = _busiest_steps(ax, trace, vl, ["node", "port", "vl"], "vl_label", "from", top,
-                       "no VL buffer held a block at a sample", "no VL samples")
-    ax.set_ylabel("VL buffer in use (KB)")
-    shown = f"busiest {top} of {n}" if n > top else _plural(n, "buffer")
-    ax.set_title(f"switch VL receive buffers ({shown})")
-    return ax
+    return _busiest_steps(_axes(ax, (7.0, 4.0)), trace, trace.require("vl_buffers"),
+                          ["node", "port", "vl"], "vl_label", "from", top, "VL buffer",
+                          "no VL buffer held a block at a sample", "VL buffer in use (KB)",
+                          "switch VL receive buffers")
 
 
 def matplotlib_colormap(n: int) -> Callable[[int], Any]:
