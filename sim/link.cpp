@@ -43,8 +43,8 @@ Time Link::transmit(PacketHandle p) {
     if (sender_losses_) sender_losses_->add(*p);
     return tx_end_;
   }
-  if (ber_ > 0 &&
-      rng_.uniform01() >= std::exp(static_cast<double>(p->wire_bytes) * 8 * log1m_ber_)) {
+  if (ber_ > 0 && rng_.uniform01() >= std::exp(static_cast<double>(p->wire_bytes - outside_frame_) *
+                                               8 * log1m_ber_)) {
     p->flags |= kFlagCorrupted;
   }
   if (cut_through_bytes_ > 0 && !is_link_control(p->kind)) {
@@ -103,8 +103,9 @@ void Link::set_cut_through(Bytes header) {
   cut_through_bytes_ = static_cast<int32_t>(std::min<int64_t>(header.count(), INT32_MAX));
 }
 
-void Link::set_bit_error_rate(double ber) {
+void Link::set_bit_error_rate(double ber, Bytes outside_frame) {
   ber_ = ber;
+  outside_frame_ = static_cast<uint32_t>(outside_frame.count());
   log1m_ber_ = ber > 0 ? std::log1p(-ber) : 0;
 }
 

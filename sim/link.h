@@ -95,7 +95,10 @@ class alignas(64) Link : public Component {
   bool up() const { return up_; }
   void set_up(bool up);
   // Bit error rate; 0 turns corruption off. Draws from the link's own stream.
-  void set_bit_error_rate(double ber);
+  // `outside_frame`: bytes of each frame's wire bytes that are not the frame
+  // (Ethernet's preamble, SFD and inter-frame gap), where errors are not
+  // counted: the MAC discards a frame whose own bits, FCS included, were hit.
+  void set_bit_error_rate(double ber, Bytes outside_frame = Bytes(0));
   double bit_error_rate() const { return ber_; }
   // The receiver forwards cut-through: deliver each frame once `header`
   // bytes have arrived (0: store-and-forward, at the last bit), with
@@ -135,7 +138,8 @@ class alignas(64) Link : public Component {
 #ifdef NDEBUG  // Debug adds the due-order check's field
   static_assert(sizeof(propagation_) == 128, "the in-flight line is two cache lines");
 #endif
-  double log1m_ber_ = 0;  // log(1 - BER), so a frame's survival is exp(bits * log1m_ber_)
+  double log1m_ber_ = 0;        // log(1 - BER), so a frame's survival is exp(bits * log1m_ber_)
+  uint32_t outside_frame_ = 0;  // set_bit_error_rate()
   RngStream rng_;
   // With checks on: what the link lost, on the receiver's side (corrupted,
   // caught by a failure) and on the sender's (sent into a link that is down),

@@ -117,6 +117,9 @@ class Node : public Component {
   // link layer initialises it again. Called with every partition's clock at
   // that instant, both ends of the cable together.
   virtual void on_link_up(uint32_t port) { (void)port; }
+  // The cable at `port` went down (a fault's start); called as on_link_up
+  // is.
+  virtual void on_link_down(uint32_t port) { (void)port; }
 
  private:
   std::vector<std::unique_ptr<Port>> ports_;

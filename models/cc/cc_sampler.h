@@ -9,7 +9,8 @@
 //     the last change of that interval, i.e. the state at k I.
 //  3. The last change, if its interval ends after the end of the run: at
 //     its own time, with the state it set (the state at the end of the run).
-//  So the rows of a QP are at most one per interval, at most I apart only
+//  So the rows of a QP are at most one per interval after the first (the
+//  first change and the end of its interval may share one), at most I apart only
 //  where 1 or 3 applies (the first row and the next; the last row and the
 //  one before), in time order; each holds the state at its time, and
 //  `changes` says how many changes it stands for since the row before.

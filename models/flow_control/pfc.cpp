@@ -55,7 +55,8 @@ void Pfc::xon(uint8_t lane) {
 }
 
 void Pfc::hold(uint8_t lane, Time until) {
-  lane_[lane].hold_until = until;
+  // Storms that overlap hold the lane until the last of them ends.
+  lane_[lane].hold_until = std::max(lane_[lane].hold_until, until);
   send(lane, kPfcMaxQuanta);
   // See the hold's end even between refreshes.
   const Time end = std::max(until, ctx_->now());

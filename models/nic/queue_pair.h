@@ -54,6 +54,8 @@ class QueuePair {
     port_ = port;
     connected_ = true;
   }
+  // Routes recomputed after a fault move the QP to another NIC port.
+  void move_to_port(uint32_t port) { port_ = port; }
 
   // ---- requester ----
   struct Wqe {

@@ -105,6 +105,33 @@ void RdmaNic::connect_qp(uint32_t qpn, uint32_t remote_host, uint32_t remote_qpn
   qp(qpn).connect(remote_host, remote_qpn, flow_hash, port);
 }
 
+void RdmaNic::set_egress_selector(const EgressSelector* s) {
+  const bool repick = egress_ != nullptr && s != nullptr && num_ports() > 1 && !ports_.empty();
+  egress_ = s;
+  if (!repick) return;
+  for (auto& sp : qps_) {
+    QueuePair& q = sp->qp;
+    if (!q.connected()) continue;
+    const uint32_t to = egress_->egress_port(host_, q.remote_host(), q.flow_hash());
+    if (to == q.port()) continue;
+    if (sp->active) {
+      // Out of the old port's ring; packets it already queued there (ACKs)
+      // stay and go (or are lost) with that port.
+      PortState& old = *ports_[q.port()];
+      Ring<uint32_t> kept;
+      while (!old.active.empty()) {
+        const uint32_t n = old.active.pop_front();
+        if (n != q.qpn()) kept.push_back(n);
+      }
+      old.active = std::move(kept);
+      old.drop_active(q.data_lane);
+      sp->active = false;
+    }
+    q.move_to_port(to);
+    activate(q.qpn());
+  }
+}
+
 void RdmaNic::post(uint32_t qpn, const WorkRequest& wr) {
   QueuePair& q = qp(qpn);
   if (!q.connected()) throw std::logic_error("post on an unconnected QP");

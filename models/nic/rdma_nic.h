@@ -118,7 +118,10 @@ class RdmaNic : public Node, private ControlSink {
   uint32_t host() const { return host_; }
   const NicConfig& config() const { return cfg_; }
   const NicCounters& counters() const { return counters_; }
-  void set_egress_selector(const EgressSelector* s) { egress_ = s; }
+  // The routes a multi-port NIC picks its QPs' ports by. A later call
+  // (routes recomputed after a fault) moves each connected QP to the port
+  // the new routes give it, as a bonded NIC moves traffic off a failed port.
+  void set_egress_selector(const EgressSelector* s);
   // The priorities the fabric keeps lossless (bit p: priority p) and the
   // largest frame a neighbour sends: a receive-buffer drop of such a
   // priority is checked as a switch's is (lossless_drop). Before setup.

@@ -108,6 +108,13 @@ class EgressHook {
     (void)q;
     (void)p;
   }
+  // A hook at kAtDequeue is also told of a queued packet taken out unsent
+  // (the PFC watchdog's drop, an InfiniBand head-of-queue discard or dead
+  // port), after it left: `q` shows the queue without it.
+  virtual void on_discard(const EgressView& q, Packet& p) {
+    (void)q;
+    (void)p;
+  }
 
  private:
   uint8_t points_;

@@ -52,8 +52,11 @@ class EgressQueues {
   }
   uint8_t lanes() const { return count_; }
 
-  void push(uint8_t prio, PacketHandle p) {
+  // `now`: a queue that was empty has sent nothing since it filled, which
+  // the watchdog and the deadlock detector time from here (last_sent).
+  void push(uint8_t prio, PacketHandle p, Time now = Time::zero()) {
     Lane& l = lanes_[prio];
+    if (l.size == 0) l.last_sent = now;
     const uint32_t size = p->wire_bytes;
     l.push(std::move(p));
     l.bytes += size;

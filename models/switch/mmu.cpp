@@ -23,6 +23,10 @@ const char* to_string(DropReason r) {
       return "no_route";
     case DropReason::kWatchdog:
       return "watchdog";
+    case DropReason::kPortDown:
+      return "port_down";
+    case DropReason::kHeadOfQueueLifetime:
+      return "head_of_queue_lifetime";
     case DropReason::kCount:
       break;
   }

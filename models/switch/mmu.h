@@ -48,6 +48,10 @@ enum class DropReason : uint8_t {
   kEgressLimit,  // lossy: egress queue over its dynamic threshold
   kNoRoute,
   kWatchdog,  // PFC watchdog dropping a stormed queue
+  kPortDown,  // InfiniBand: routed to a port whose cable is down
+  // InfiniBand: waited at the head of its queue for the head-of-queue
+  // lifetime; counted as hoq_discards, not in the per-reason drop counts.
+  kHeadOfQueueLifetime,
   kCount
 };
 const char* to_string(DropReason r);

@@ -11,8 +11,9 @@
 //  2. The length changes at each enqueue (by the packet's wire bytes) and
 //     dequeue; between them it is constant, so the integral is a sum of
 //     length x duration, exact in byte-picoseconds.
-//  3. Packets the PFC watchdog flushes from a queue pass no hook: the queue
-//     counts as emptied when its next packet comes or goes.
+//  3. Packets taken out unsent (the PFC watchdog's drops, InfiniBand's
+//     head-of-queue and dead-port discards) leave as a dequeue does
+//     (EgressHook::on_discard).
 //  4. The peak is the largest length the queue has at any instant of
 //     (start, end], including one it has only momentarily (a packet
 //     joining and another leaving at one picosecond).
@@ -46,6 +47,7 @@ class QueueAverage : public EgressHook {
     (void)p;
     step(q.port(), q.priority(), q.now(), q.queues().bytes(q.priority()));  // p already left
   }
+  void on_discard(const EgressView& q, Packet& p) override { on_dequeue(q, p); }
 
   // The time-average length (bytes) of queue (port, priority) over
   // [start, min(end, until)), `until` being the end of the run; 0 if that

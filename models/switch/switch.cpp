@@ -230,6 +230,11 @@ void Switch::setup() {
   hot_.mmu = mmu_.get();
   hot_.ports = ports_.data();
   for (uint32_t i = 0; i < n; ++i) port(i).set_state_hint(&ports_[i]);
+  // A cable failed from the start (topology.failed_links) is down already.
+  for (uint32_t i = 0; i < n; ++i) {
+    if (ports_[i].fc.credited() && port(i).link() != nullptr && !port(i).link()->up())
+      ports_[i].link_down = true;
+  }
   if (ecn_) {
     std::vector<BitRate> rates(n);
     for (uint32_t i = 0; i < n; ++i) rates[i] = port(i).link()->rate();
@@ -409,6 +414,12 @@ void Switch::receive(uint32_t port, PacketHandle p) {
     return;
   }
   const auto out_port = static_cast<uint32_t>(egress);
+  if (hot_.credited && hot_.ports[out_port].link_down) [[unlikely]] {
+    hot_.ports[port].fc.on_passed(in_prio, p->wire_bytes);  // credits: its blocks are free
+    const uint8_t out_vl = ib_qos_->sl2vl[p->sl & 15];
+    drop(std::move(p), out_port, out_vl, DropReason::kPortDown);
+    return;
+  }
   if ((p->flags & (kFlagFirst | kFlagRetransmit)) == kFlagFirst && p->kind == PacketKind::kData &&
       route_probe.attached()) {
     route_probe.emit(*p, out_port);
@@ -463,13 +474,37 @@ void Switch::receive(uint32_t port, PacketHandle p) {
   }
 }
 
+void Switch::leave_pipeline(PacketHandle p) {
+  const uint32_t out = p->egress_port;
+  const uint8_t prio = p->priority;
+  const Port& pt = hot_.ports[out];
+  DropReason why = DropReason::kNone;
+  if (hcfg().watchdog.enabled && hcfg().watchdog.action == WatchdogAction::kDrop &&
+      ctx().now() < pt.watchdog_until[prio]) {
+    why = DropReason::kWatchdog;  // as receive() drops arrivals for a stormed queue
+  } else if (pt.link_down) {
+    why = DropReason::kPortDown;
+  }
+  if (why == DropReason::kNone) {
+    forward(std::move(p));
+    return;
+  }
+  // Admitted at receive(): its buffer and ingress lane are released.
+  hot_.mmu->release(p->ingress_port, p->ingress_priority, out, prio, p->accounted);
+  const uint32_t in = p->ingress_port;
+  const uint8_t in_prio = p->ingress_priority;
+  hot_.ports[in].fc.on_departure(in_prio, p->wire_bytes,
+                                 [&] { return hot_.mmu->xon_due(in, in_prio); });
+  drop(std::move(p), out, prio, why);
+}
+
 void Switch::forward(PacketHandle p) {
   const uint32_t out = p->egress_port;
   const uint8_t prio = p->priority;
   if ((hot_.hooks & (EgressHook::kAtEnqueue | kEcnAt(EgressHook::kAtEnqueue))) != 0) [[unlikely]]
     run_hooks<EgressHook::kAtEnqueue>(*p, out);
   Port& pt = hot_.ports[out];
-  pt.queues.push(prio, std::move(p));
+  pt.queues.push(prio, std::move(p), ctx().now());
   if (hot_.credited && pt.fc.credited()) [[unlikely]] {
     if (pt.queues.packets(prio) == 1) {
       if (!pt.head_since.empty()) new_head(pt, prio, ctx().now());
@@ -664,8 +699,19 @@ void Switch::emit_link_control(uint32_t port, PacketHandle frame) {
   this->port(port).wake();
 }
 
+void Switch::on_link_down(uint32_t port) {
+  Port& pt = hot_.ports[port];
+  if (!pt.fc.credited()) return;
+  pt.link_down = true;
+  for (uint8_t pr = 0; pr < lanes_; ++pr) {
+    while (!pt.queues.empty(pr)) drop(take_and_release(port, pr), port, pr, DropReason::kPortDown);
+  }
+  note_credit_waits(pt, ctx().now());
+}
+
 void Switch::on_link_up(uint32_t port) {
   Port& pt = hot_.ports[port];
+  pt.link_down = false;
   if (!pt.fc.credited()) return;
   // Flow-control packets made before the restart and not sent yet carry
   // the old counts: the new ones replace them (never on the wire, not
@@ -729,6 +775,10 @@ void Switch::on_hoq_timer() {
         ++pt.events[pr].hoq_discards;
         ++counters_.hoq_discards;
         if (losses_) losses_->add(*p);
+        if (drop_probe.attached()) {
+          drop_probe.emit(
+              DropEvent{now, id(), i, pr, DropReason::kHeadOfQueueLifetime, p->wire_bytes});
+        }
         pt.head_since[pr] = now;
         discarded = true;
       }
@@ -746,6 +796,15 @@ void Switch::on_hoq_timer() {
 // buffer released and its ingress lane told, as when a packet leaves.
 PacketHandle Switch::take_and_release(uint32_t port, uint8_t prio) {
   PacketHandle p = ports_[port].queues.take(prio);
+  // The dequeue hooks (queue averages) see it leave.
+  const size_t q = (hot_.uniform_hooks & EgressHook::kAtDequeue) != 0
+                       ? size_t{prio}
+                       : size_t{port} * lanes_ + prio;
+  const HookRange r = hook_range_[q * 2 + 1];
+  if (r.begin != r.end) {
+    const EgressView v(*this, *hot_.mmu, ports_[port].queues, port, prio, p->accounted);
+    for (uint32_t i = r.begin; i < r.end; ++i) hook_list_[i]->on_discard(v, *p);
+  }
   ports_[port].credit_dirty |= 1U << prio;  // a new head
   hot_.mmu->release(p->ingress_port, p->ingress_priority, port, prio, p->accounted);
   const uint32_t in = p->ingress_port;

@@ -172,6 +172,12 @@ class Switch : public Node, private ControlSink {
   Time next_pull(uint32_t port, Time frame_end) const override;
   Time pfc_response_delay() const override { return cfg_.pfc.response_delay; }
   void on_link_up(uint32_t port) override;
+  // InfiniBand: a switch discards the packets queued for, or routed to, an
+  // output port that is not active (IBA §18.2.4.3); they would otherwise
+  // hold their ingress credits until their head-of-queue lifetime, blocking
+  // flows that never use the dead cable. Ethernet ports keep sending into
+  // the dead cable, where frames are lost (drops.link_down).
+  void on_link_down(uint32_t port) override;
 
   // ---- observation ----
   SwitchCounters counters() const {
@@ -240,6 +246,9 @@ class Switch : public Node, private ControlSink {
  private:
   struct Port;
   void forward(PacketHandle p);
+  // A packet out of the pipeline (`latency`): forward()ed, unless its queue
+  // now takes nothing (a watchdog dropping it, a dead InfiniBand port).
+  void leave_pipeline(PacketHandle p);
   void drop(PacketHandle p, uint32_t port, uint8_t prio, DropReason why);
   // ControlSink: a PFC frame a port's policy sends.
   void emit_link_control(uint32_t port, PacketHandle frame) override;
@@ -287,6 +296,9 @@ class Switch : public Node, private ControlSink {
     // Credited ports: the lanes whose head or credits changed since
     // note_credit_waits() last looked (the others' answer is the same).
     uint32_t credit_dirty = ~0U;
+    // InfiniBand: the port's cable is down; packets routed to it are
+    // discarded (on_link_down).
+    bool link_down = false;
     void set_lanes(uint8_t lanes) {
       queues.set_lanes(lanes);
       fc.set_lanes(lanes);
@@ -346,7 +358,7 @@ class Switch : public Node, private ControlSink {
   RngStream rng_;
   std::vector<Port> ports_;
   std::unique_ptr<Mmu> mmu_;
-  DelayLine<Switch, &Switch::forward> pipeline_;
+  DelayLine<Switch, &Switch::leave_pipeline> pipeline_;
   MemberEvent<Switch, &Switch::on_watchdog> watchdog_;
   SwitchCounters counters_;
   bool checks_ = false;                    // sim().checks(), read at setup

@@ -128,6 +128,7 @@ RDMASIM_TABLE(QueueTotalsRow, "queue_totals",                                //
               RDMASIM_COLUMN(QueueTotalsRow, drop_buffer, "packets"),        //
               RDMASIM_COLUMN(QueueTotalsRow, drop_egress_limit, "packets"),  //
               RDMASIM_COLUMN(QueueTotalsRow, drop_watchdog, "packets"),      //
+              RDMASIM_COLUMN(QueueTotalsRow, drop_port_down, "packets"),     //
               RDMASIM_COLUMN(QueueTotalsRow, watchdog_triggers, ""),         //
               RDMASIM_COLUMN(QueueTotalsRow, hoq_discards, "packets"),       //
               RDMASIM_COLUMN(QueueTotalsRow, xmit_wait_ps, "ps"),            //

@@ -102,7 +102,7 @@ struct QueueTotalsRow {
   uint8_t priority;
   uint64_t enqueued, ecn_marked;
   int64_t peak_bytes;
-  uint64_t drop_headroom, drop_buffer, drop_egress_limit, drop_watchdog;
+  uint64_t drop_headroom, drop_buffer, drop_egress_limit, drop_watchdog, drop_port_down;
   uint64_t watchdog_triggers;
   uint64_t hoq_discards;      // InfiniBand: discarded at the head (lifetime passed)
   int64_t xmit_wait_ps;       // InfiniBand: PortVLXmitWait, time its head waited for credits

@@ -375,6 +375,7 @@ void write_file(hid_t file, const Scenario& sc, const RunResult& r) {
                                drops(DropReason::kBuffer),
                                drops(DropReason::kEgressLimit),
                                drops(DropReason::kWatchdog),
+                               drops(DropReason::kPortDown),
                                c.watchdog_triggers,
                                c.hoq_discards,
                                c.xmit_wait.in_ps(),

@@ -93,6 +93,15 @@ Fabric build_fabric(Simulation& sim, const Scenario& sc, const ScenarioFormat& f
     }
   }
   for (const auto& [node, rule] : sc.rewrites) f.switch_of_node[node]->add_rewrite(rule);
+  // A failed link (topology.failed_links) is down for the whole run: routing
+  // leaves it out, and a frame a static route sends into it is lost (an
+  // InfiniBand switch discards it: Switch::setup() sees the cable down).
+  for (size_t i = 0; i < f.cables.size(); ++i) {
+    if (!topo.links()[i].failed) continue;
+    const Cable& c = f.cables[i];
+    c.a_to_b->set_up(false);
+    c.b_to_a->set_up(false);
+  }
   return f;
 }
 

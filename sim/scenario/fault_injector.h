@@ -8,6 +8,7 @@
 // links that are up, with the scenario's static routes applied again.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,13 @@ class FaultInjector : public Component {
   std::vector<uint32_t> came_up_;  // links that came up at this instant (on_action)
   std::vector<Action> actions_;
   size_t next_ = 0;
+  // Reconvergences to come, in time order: when, and which links were down
+  // at the change they learn.
+  struct Pending {
+    Time at;
+    std::vector<bool> down;
+  };
+  std::deque<Pending> pending_;
   std::vector<std::unique_ptr<Routes>> routes_;  // every table set installed, kept alive
   uint64_t reconvergences_ = 0;
   MemberEvent<FaultInjector, &FaultInjector::on_action> action_;

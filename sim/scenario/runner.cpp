@@ -457,6 +457,7 @@ RunStatus status_of(const Recorders& rec, const Workloads& workloads, RunEnd end
 void collect_switches(RunResult& r, const Scenario& sc, const Fabric& fabric) {
   const std::vector<Switch*>& switches = fabric.switches;
   for (uint8_t reason = 1; reason < static_cast<uint8_t>(DropReason::kCount); ++reason) {
+    if (reason == static_cast<uint8_t>(DropReason::kHeadOfQueueLifetime)) continue;  // hoq_discards
     uint64_t n = 0;
     for (const Switch* s : switches) n += s->drops(static_cast<DropReason>(reason));
     r.switch_drops.emplace_back(to_string(static_cast<DropReason>(reason)), n);

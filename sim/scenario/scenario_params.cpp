@@ -325,8 +325,8 @@ const Fields<OutputConfig>& output_params() {
     f.time("link_interval", &O::link_interval, Time::ns(1))
         .optional("off")
         .doc(
-            "sample every link's cumulative counters this often (`/link_samples`, sparse: only "
-            "links that carried something)");
+            "sample every link's cumulative counters this often (`/link_samples`: a row per "
+            "direction at 0, then sparse: only directions whose counters changed)");
     f.boolean("pfc_events", &O::pfc_events)
         .def_from("trace")
         .doc("record every PFC frame sent or received by a switch (`/pfc`)");
@@ -350,8 +350,9 @@ const Fields<OutputConfig>& output_params() {
         .optional("off")
         .doc(
             "record every QP's congestion-control state (DCQCN: RC, RT, alpha) when it changes, "
-            "at most one row per QP per this interval (`/cc_samples`: the first change, the "
-            "state at the end of each interval with a change, the last; `\"0s\"`: every change)");
+            "at most one row per QP per this interval after its first (`/cc_samples`: the first "
+            "change, the state at the end of each interval with a change, the last; `\"0s\"`: "
+            "every change)");
     f.add_object("window", window_params())
         .doc(
             "the measurement window: per-flow bytes and goodput, link, PFC and queue statistics "

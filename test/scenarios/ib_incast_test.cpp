@@ -266,6 +266,9 @@ TEST_CASE("InfiniBand head-of-queue lifetime: a blocked VL discards its head eve
                          "ib_hoq");
   ScenarioSim s(sc);
   auto [sw, to_h0] = s.port_to_host(0);
+  // Each discard is also a drop event (trace.h5 /drops), on that queue.
+  std::vector<DropEvent> dropped;
+  sw->drop_probe.attach([&](const DropEvent& e) { dropped.push_back(e); });
   s.sim.setup();
   const Time byte = Time::ps(80);  // at 100 Gb/s
   const Time lifetime = Time::ps(4'096'000);
@@ -281,6 +284,15 @@ TEST_CASE("InfiniBand head-of-queue lifetime: a blocked VL discards its head eve
   // Counted per port and VL, on the port to h0 only.
   CHECK(sw->queue_counters(to_h0, sc.fabric.nic.data_priority).hoq_discards == 5);
   CHECK(sw->queue_counters(1 - to_h0, sc.fabric.nic.data_priority).hoq_discards == 0);
+  REQUIRE(dropped.size() == 5);
+  for (uint64_t k = 1; k <= 5; ++k) {
+    const DropEvent& e = dropped[k - 1];
+    CHECK(e.reason == DropReason::kHeadOfQueueLifetime);
+    CHECK(e.time == head + static_cast<int64_t>(k) * lifetime);
+    CHECK(e.port == to_h0);
+    CHECK(e.priority == sc.fabric.nic.data_priority);
+    CHECK(e.bytes == 4122);
+  }
   // The ports facing switches keep OpenSM's default, 0x12: 4.096 us x 2^18.
   CHECK(hoq_lifetime(0x12) == Time::ps(4'096'000) * (int64_t{1} << 18));
   CHECK(hoq_lifetime(20).is_infinite());
