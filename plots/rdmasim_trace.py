@@ -422,8 +422,9 @@ def _with_intervals(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
     """/link_samples rows (or the same columns) with link names and per-interval
     throughput: each row is the end of an interval of its link direction.
 
-    Sparse sampling: a direction appears at a tick only if its counters changed
-    since its previous row, so between two rows of a direction at t1 < t2 the
+    Sparse sampling: every direction has a row at the tick at 0 (zeros if it
+    has sent nothing yet); after that a direction appears at a tick only if
+    its counters changed since its previous row, so between two rows of a direction at t1 < t2 the
     counters did not change at any tick before t2: all of the difference
     happened after the tick before t2. The interval of a row is therefore
     (max(t1, last tick before t2), t2], not (t1, t2]; the time from t1 to that
@@ -432,8 +433,10 @@ def _with_intervals(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
 
     The tick at time 0 runs after the frames that start at time 0, so a
     direction's row at 0 may count a frame over no time: its bytes are moved
-    to the direction's next row (whose interval then starts at 0), unless it
-    has none (rate NaN).
+    to the direction's next row, whose interval then starts at 0 even when
+    that row comes after ticks with no change (its rate is the mean over
+    (0, t2]: the samples cannot tell how much of it came after the last
+    tick), unless it has none (rate NaN).
 
     Counters count a frame whole when its serialisation starts, so an
     interval can show up to one frame more than rate x length; with
@@ -453,10 +456,16 @@ def _with_intervals(df: pd.DataFrame, trace: Trace) -> pd.DataFrame:
         start = np.maximum(prev_t, tick_before)
     else:
         start = prev_t
+    # A first row over no time (the tick at 0) hands its counts to the next row.
+    fold = first & (t == start) & ~last
+    # That row's interval then starts at 0, where the counts happened; when
+    # the folded row is the baseline of zeros, nothing moves and the next
+    # row keeps its own interval.
+    carried = fold & (df["frames"].astype("int64").ne(0) | df["wire_bytes"].astype("int64").ne(0)
+                      | df["payload_bytes"].astype("int64").ne(0))
+    start = start.where(~carried.shift(fill_value=False), 0)
     df["interval_start"] = start.astype("int64")
     df["interval_start_us"] = _us(df["interval_start"])
-    # A first row over no time (the tick at 0) hands its counts to the next row.
-    fold = first & (t == df["interval_start"]) & ~last
     for col in ("frames", "wire_bytes", "payload_bytes"):
         v = df[col].astype("int64")
         base = v.where(~fold, 0).shift().where(~first, 0).fillna(0).astype("int64")

@@ -13,6 +13,9 @@ facts that do not depend on the network model:
   carry the configured quanta, derived paused intervals lie within the run,
   per-interval link throughput stays within the link's rate (+1%) and sums to
   the /links totals, queue samples are sane;
+- a link that sends at 0 and again after idle ticks (two 4 KiB WRITEs,
+  links every 1 us): the baseline rows at 0, and the row that the frame
+  counted at 0 is folded into has its interval from 0 (exact rates);
 
 the ideal FCT and slowdown of /flows against summary.json's per_flow and
 slowdown_by_size (on both runs);
@@ -100,6 +103,22 @@ TRANSPORTS = {
     "topology": {"kind": "fat_tree", "leaves": 2, "spines": 1, "hosts_per_leaf": 3},
     "traffic": [{"kind": "incast", "senders": "all", "dst": 0, "size": "1MiB"}],
     "output": {"queue_interval": "5us"},
+}
+
+# A link direction that sends at 0 and again after idle ticks: two one-packet
+# WRITEs (4 KiB, one 4194-byte frame each) from h0, at 0 and 4.5 us, links
+# sampled every 1 us.
+IDLE_GAP = {
+    "name": "plots_idle_gap",
+    "seed": 1,
+    "fabric": {"link": {"rate": "100Gbps", "delay": "1us"}},
+    "topology": {"kind": "star", "hosts": 2},
+    "traffic": [
+        {"kind": "flow", "src": "h0", "dst": "h1", "size": "4KiB", "op": "write"},
+        {"kind": "flow", "src": "h0", "dst": "h1", "size": "4KiB", "op": "write",
+         "start": "4.5us"},
+    ],
+    "output": {"link_interval": "1us"},
 }
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -304,6 +323,28 @@ def check_incast(tr: rt.Trace, summary: dict) -> None:
     assert int(into_h0["payload_bytes"].iloc[0]) == 4 * (4 << 20)
 
     assert len(rt.drops_table(tr)) == len(tr.drops.groupby(["node", "port", "priority", "reason"]))
+
+
+def check_idle_gap(tr: rt.Trace) -> None:
+    """/link_samples has a baseline row at 0 for every direction; h0's frame
+    counted at 0 is folded into its next row (5 us), whose interval starts at
+    0, not at the tick before it (4 us, which would show both frames in 1 us:
+    67.1 Gb/s that never happened). The frames into h1 (at 1.34 and 5.84 us)
+    each get their own tick's interval."""
+    samples = tr.link_samples
+    assert set(samples.loc[samples["time"] == 0, "row"]) == set(range(len(tr.links)))
+    iv = rt.link_intervals(tr).set_index(["label", "time"])
+    frame = 4194
+    zero = iv.loc[("h0->sw0", 0)]
+    assert zero["wire_bytes"] == frame and zero["d_wire_bytes"] == 0, zero
+    r = iv.loc[("h0->sw0", 5_000_000)]
+    assert r["interval_start"] == 0 and r["d_wire_bytes"] == 2 * frame, r
+    assert math.isclose(r["wire_gbps"], 2 * frame * 8 / 5e3, rel_tol=1e-12), r["wire_gbps"]
+    assert math.isclose(r["wire_gbps"], 13.4208, rel_tol=1e-12), r["wire_gbps"]
+    for t, start in ((2_000_000, 1_000_000), (6_000_000, 5_000_000)):
+        r = iv.loc[("sw0->h1", t)]
+        assert r["interval_start"] == start and r["d_wire_bytes"] == frame, r
+        assert math.isclose(r["wire_gbps"], 33.552, rel_tol=1e-12), r["wire_gbps"]
 
 
 def check_slowdown(tr: rt.Trace, summary: dict) -> None:
@@ -633,6 +674,7 @@ def main() -> int:
         check_incast(rt.load(incast / "trace.h5"), incast_summary)
         check_slowdown(rt.load(incast / "trace.h5"), incast_summary)
         check_empty_tables(incast / "trace.h5", tmp)
+        check_idle_gap(rt.load(run_sim(binary, tmp, IDLE_GAP, "idle_gap") / "trace.h5"))
         dcqcn = run_sim(binary, tmp, DCQCN, "dcqcn")
         check_cc(rt.load(dcqcn / "trace.h5"), json.loads((dcqcn / "summary.json").read_text()))
         pruned = check_tolerance(out / "trace.h5", tmp)
