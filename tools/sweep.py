@@ -51,9 +51,11 @@ meaning as its status (bad_input 2, internal_error 1, killed_by_SIGxxx when
 a signal ended it, no_summary otherwise), its exit code and its error line,
 and the other columns empty. The sweep exits 1 when some point wrote no
 summary, 0 otherwise; 2, before running anything, when the scenario file
-does not exist or two --grid/--set paths overlap (the same path twice, or
+does not exist, when two --grid/--set paths overlap (the same path twice, or
 `fabric.link` with `fabric.link.rate`: the later override would replace
-the earlier's values, and the CSV would name values no run used).
+the earlier's values, and the CSV would name values no run used; --seeds
+counts as the path `seed`, which it overrides last), or when a --grid path
+is named as one of the CSV's own columns (`--grid seed=...`: use --seeds).
 
 The CSV is written as points finish: after each one the whole file is
 rewritten under a temporary name and renamed, so OUT/summary.csv is a valid
@@ -121,14 +123,14 @@ def path_parts(path):
 
 
 def overlapping_paths(paths):
-    """The first two overrides of which one is, or lies inside, the other
-    (`fabric.link` and `fabric.link.rate`), or None."""
+    """The indices (i, j), i < j, of the first two overrides of which one is,
+    or lies inside, the other (`fabric.link` and `fabric.link.rate`), or None."""
     parts = [path_parts(p) for p in paths]
     for i in range(len(paths)):
         for j in range(i + 1, len(paths)):
             n = min(len(parts[i]), len(parts[j]))
             if parts[i][:n] == parts[j][:n]:
-                return paths[i], paths[j]
+                return i, j
     return None
 
 
@@ -256,14 +258,31 @@ def main():
         print(f"sweep: {args.scenario}: no such scenario file", file=sys.stderr)
         sys.exit(2)
     grid = [parse_grid(g) for g in args.grid]
-    overlap = overlapping_paths([p for p, _ in grid] + [s.split("=", 1)[0] for s in args.set])
-    if overlap:
-        a, b = overlap
-        what = f"--grid/--set {a!r} twice" if a == b else f"{a!r} and {b!r} overlap"
-        print(f"sweep: {what}: a later override would replace the earlier one's values "
-              "(expected each path once, none inside another)", file=sys.stderr)
-        sys.exit(2)
     seeds = [s for s in args.seeds.split(",") if s] or [None]
+    # --seeds sets the path `seed` (rdmasim's --seed, applied after every --set).
+    paths = [p for p, _ in grid] + [s.split("=", 1)[0] for s in args.set]
+    if seeds != [None]:
+        paths.append("seed")
+    overlap = overlapping_paths(paths)
+    if overlap:
+        i, j = overlap
+        a, b = paths[i], paths[j]
+        if seeds != [None] and j == len(paths) - 1:
+            what = f"--seeds and --grid/--set {a!r} overlap: --seeds would replace its values"
+        else:
+            what = f"--grid/--set {a!r} twice" if a == b else f"{a!r} and {b!r} overlap"
+            what += ": a later override would replace the earlier one's values"
+        print(f"sweep: {what} (expected each path once, none inside another)", file=sys.stderr)
+        sys.exit(2)
+    # A --grid path is a CSV column named by the path: none may be one of the
+    # sweep's own columns (the CSV would have two of that name).
+    own = set(["seed", "run"] + list(row_of({}).keys()) + ["exit_code", "error"])
+    for p, _ in grid:
+        if p in own or p.startswith("slowdown_p99_"):
+            hint = " (sweep seeds with --seeds)" if p == "seed" else ""
+            print(f"sweep: --grid {p!r}: its CSV column would have the name of the sweep's own "
+                  f"{p!r} column{hint}", file=sys.stderr)
+            sys.exit(2)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     csv_path = out / "summary.csv"

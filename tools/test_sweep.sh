@@ -150,15 +150,27 @@ assert int(rows[1]["events"]) > 0, rows[1]
 PY
 # Refused before anything runs (exit 2, no OUT made): overlapping paths,
 # whose later override would replace the earlier's values while the CSV
-# named them, and a scenario file that does not exist.
+# named them (--seeds sets the path seed, after every --set), a --grid
+# column named as one of the CSV's own, and a scenario file that does not
+# exist.
 for args in "--grid traffic[0].size=\"1MiB\",\"2MiB\" --grid traffic[0].size=\"3MiB\"" \
-            "--grid fabric.link.rate=100Gbps,400Gbps --set fabric.link={\"rate\":\"200Gbps\"}"; do
+            "--grid fabric.link.rate=100Gbps,400Gbps --set fabric.link={\"rate\":\"200Gbps\"}" \
+            "--grid seed=3,4 --seeds 1,2" "--set seed=3 --seeds 1,2"; do
   rc=0
   eval python3 "$root/tools/sweep.py" "$root/scenarios/incast.json" --binary "$bin" \
     --out "$out/overlap" $args 2> "$out/overlap.err" || rc=$?
   [ "$rc" -eq 2 ] || { echo "overlapping paths ($args): exit $rc, expected 2"; exit 1; }
   grep -q 'overlap\|twice' "$out/overlap.err" || { cat "$out/overlap.err"; exit 1; }
   [ ! -e "$out/overlap" ] || { echo "an overlapping sweep made its OUT"; exit 1; }
+done
+for args in "--grid seed=3,4" "--grid status=a,b"; do
+  rc=0
+  eval python3 "$root/tools/sweep.py" "$root/scenarios/incast.json" --binary "$bin" \
+    --out "$out/column" $args 2> "$out/column.err" || rc=$?
+  [ "$rc" -eq 2 ] || { echo "a --grid column named as the CSV's own ($args): exit $rc, expected 2"; exit 1; }
+  [ "$(wc -l < "$out/column.err")" -eq 1 ] && grep -q "own '.*' column" "$out/column.err" \
+    || { cat "$out/column.err"; exit 1; }
+  [ ! -e "$out/column" ] || { echo "a sweep with a colliding column made its OUT"; exit 1; }
 done
 rc=0
 python3 "$root/tools/sweep.py" "$out/no_such.json" --binary "$bin" --out "$out/missing" \
