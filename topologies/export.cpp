@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include "topologies/bisection.h"
+
 namespace rdmasim {
 namespace {
 
@@ -127,7 +129,7 @@ std::string topology_summary(const Topology& t, const TopologyInfo& info) {
   char buf[128];
   std::snprintf(buf, sizeof buf, "  oversubscription %.3g:1", info.oversubscription);
   o << buf;
-  if (info.bisection.in_bps() > 0) o << "; bisection bandwidth " << to_string(info.bisection);
+  if (info.has_bisection) o << "; bisection bandwidth " << to_string(bisection_bandwidth(t));
   o << "\n";
   return o.str();
 }

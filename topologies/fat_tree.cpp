@@ -21,13 +21,6 @@ uint32_t links_for(double down_bps, BitRate rate) {
   return static_cast<uint32_t>(std::ceil(down_bps / static_cast<double>(rate.in_bps()) - 1e-9));
 }
 
-// Uplinks spread evenly over `targets` switches: either a multiple of them
-// (parallel links), or a divisor of them with every target equally loaded.
-bool spreads_evenly(uint32_t uplinks, uint32_t targets, uint32_t sources) {
-  if (uplinks % targets == 0) return true;
-  return targets % uplinks == 0 && (static_cast<uint64_t>(sources) * uplinks) % targets == 0;
-}
-
 void check_ports(uint32_t used, uint32_t radix, const std::string& what) {
   if (radix != 0 && used > radix) {
     throw TopologyError("switch_ports", n2s(radix) + " ports are too few: a " + what + " needs " +
@@ -64,11 +57,18 @@ TopologyInfo build_two_tier(const FatTreeConfig& c, Topology& t) {
   require_positive(c.hosts_per_leaf, "hosts_per_leaf");
   const uint32_t L = c.leaves, S = c.spines, H = c.hosts_per_leaf;
   const uint32_t U = c.uplinks_per_leaf != 0 ? c.uplinks_per_leaf : uplinks_for(c);
-  if (!spreads_evenly(U, S, L)) {
-    throw TopologyError("uplinks_per_leaf",
-                        n2s(U) + " uplinks cannot spread evenly over " + n2s(S) +
-                            " spines (expected a multiple of spines, or a divisor of spines "
-                            "with leaves x uplinks a multiple of spines)");
+  // Every pair of leaves must share a spine: with fewer uplinks than spines,
+  // leaves in different blocks of spines would not reach each other.
+  if (U % S != 0) {
+    char ratio[64];
+    std::snprintf(ratio, sizeof ratio, " (from oversubscription %g)", c.oversubscription);
+    throw TopologyError(
+        "uplinks_per_leaf",
+        n2s(U) + " uplinks" + (c.uplinks_per_leaf == 0 ? ratio : "") + " cannot go to all " +
+            n2s(S) +
+            " spines alike, and two leaves without a common spine are not connected (expected a "
+            "multiple of spines: " +
+            n2s(S) + ", " + n2s(2 * uint64_t{S}) + ", ...)");
   }
   check_ports(H + U, c.switch_ports, "leaf (" + n2s(H) + " hosts + " + n2s(U) + " uplinks)");
   const uint64_t spine_ports = static_cast<uint64_t>(L) * U / S;
@@ -85,23 +85,16 @@ TopologyInfo build_two_tier(const FatTreeConfig& c, Topology& t) {
       t.host_groups().assign(HostGroupKind::kLeaf, i, t.node(host).host_index);
       t.add_link(host, leaf[i], c.host_link.rate, c.host_link.delay);
     }
-    if (U >= S) {
-      for (uint32_t j = 0; j < S; ++j) {
-        for (uint32_t m = 0; m < U / S; ++m)
-          t.add_link(leaf[i], spine[j], c.leaf_link.rate, c.leaf_link.delay);
-      }
-    } else {
-      for (uint32_t j = 0; j < U; ++j) {
-        t.add_link(leaf[i], spine[(i * U + j) % S], c.leaf_link.rate, c.leaf_link.delay);
-      }
+    for (uint32_t j = 0; j < S; ++j) {
+      for (uint32_t m = 0; m < U / S; ++m)
+        t.add_link(leaf[i], spine[j], c.leaf_link.rate, c.leaf_link.delay);
     }
   }
   TopologyInfo info;
   info.kind = "fat_tree";
+  info.has_bisection = true;
   const double down = H * bps(c.host_link.rate), up = U * bps(c.leaf_link.rate);
   info.oversubscription = down / up;
-  const double half = std::floor(L / 2.0);
-  info.bisection = BitRate::bps(static_cast<int64_t>(std::min(half * down, half * up)));
   return info;
 }
 
@@ -179,12 +172,7 @@ TopologyInfo build_three_tier(const FatTreeConfig& c, Topology& t) {
   const double leaf_down = H * bps(c.host_link.rate), leaf_up = U * bps(c.leaf_link.rate);
   const double spine_dn = spine_down * bps(c.leaf_link.rate), spine_up = Us * bps(c.core_link.rate);
   info.oversubscription = std::max(leaf_down / leaf_up, spine_dn / spine_up);
-  // A cut between two halves of the pods (or, with one pod, of its leaves).
-  const double hosts = static_cast<double>(P) * Lp * H;
-  double cut =
-      std::min(hosts / 2 * bps(c.host_link.rate), static_cast<double>(P) * Lp * leaf_up / 2);
-  if (P >= 2) cut = std::min(cut, std::floor(P / 2.0) * A * spine_up);
-  info.bisection = BitRate::bps(static_cast<int64_t>(cut));
+  info.has_bisection = true;
   return info;
 }
 
@@ -225,7 +213,7 @@ TopologyInfo build_star(uint32_t hosts, const LinkSpec& link, Topology& t) {
   }
   TopologyInfo info;
   info.kind = "star";
-  info.bisection = BitRate::bps(static_cast<int64_t>(hosts / 2) * link.rate.in_bps());
+  info.has_bisection = true;
   return info;
 }
 

@@ -33,7 +33,10 @@ class TopologyError : public std::runtime_error {
 // What a generator built, in the terms its users think in.
 struct TopologyInfo {
   std::string kind;
-  BitRate bisection;            // 0 when not known in closed form
+  // Host order (and rail order) follows the fabric's structure, so the
+  // summary prints bisection_bandwidth() (topologies/bisection.h); not for a
+  // hand-built graph, whose host order is arbitrary.
+  bool has_bisection = false;
   double oversubscription = 1;  // worst leaf: host-facing / fabric-facing capacity
 };
 
@@ -76,8 +79,9 @@ struct RailOptimizedConfig {
   uint32_t gpus_per_node = 8;
   uint32_t rails = 8;          // NIC ports per node, one rail leaf each; divides gpus_per_node
   uint32_t planes = 1;         // each NIC port to a separate plane of leaves and spines
-  uint32_t spines = 0;         // per plane (and per SU if cores > 0); 0: reference table
-  uint32_t leaf_uplinks = 0;   // 0: one per node slot (non-blocking)
+  uint32_t spines = 0;         // per plane (and per SU if cores > 0); 0: reference table,
+                               // or with cores the fewest that fit switch_ports
+  uint32_t leaf_uplinks = 0;   // 0: one per node slot, rounded up to a multiple of spines
   uint32_t cores = 0;          // 0: the spines join all SUs; else per-SU spines join cores
   uint32_t spine_uplinks = 0;  // to the cores; 0: leaf_uplinks x leaves per SU / spines
   bool nvswitch = true;        // model the NVLink domain inside each node

@@ -6,7 +6,11 @@
 // meet at an NVSwitch over NVLink links of their own rate and delay.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <numeric>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "topologies/generators.h"
 
@@ -15,9 +19,18 @@ namespace {
 
 std::string n2s(uint64_t v) { return std::to_string(v); }
 
+// Uplinks spread evenly over `targets` switches: a multiple of them (parallel
+// links), or a divisor of them with every target equally loaded. A divisor
+// reaches a block of the targets only: it needs a layer above to connect.
 bool spreads_evenly(uint32_t uplinks, uint32_t targets, uint32_t sources) {
   if (uplinks % targets == 0) return true;
   return targets % uplinks == 0 && (static_cast<uint64_t>(sources) * uplinks) % targets == 0;
+}
+
+// Leaf uplinks when not given: one per node slot (non-blocking), rounded up
+// to a multiple of the spines so that every leaf reaches every spine.
+uint32_t default_leaf_uplinks(uint32_t nodes, uint32_t spines) {
+  return (nodes + spines - 1) / spines * spines;
 }
 
 void check_ports(uint64_t used, uint32_t radix, const std::string& what) {
@@ -60,6 +73,67 @@ uint32_t superpod_spines(uint32_t sus) {
   }
 }
 
+namespace {
+
+// Spines per SU under a core layer, when not given: the fewest of 4 (the
+// 1-SU reference), 8, 16, ... whose ports hold their leaf cables and as many
+// core uplinks (non-blocking), so the default fits the radix; 4 if none does
+// (the port check then says why).
+uint32_t core_layer_spines(const RailOptimizedConfig& c) {
+  const uint32_t R = c.rails, N = c.nodes_per_su;
+  for (uint64_t S = superpod_spines(1); S <= uint64_t{R} * std::max(N, c.leaf_uplinks); S *= 2) {
+    const auto s = static_cast<uint32_t>(S);
+    const uint32_t U = c.leaf_uplinks == 0 ? default_leaf_uplinks(N, s) : c.leaf_uplinks;
+    if (!spreads_evenly(U, s, R)) continue;
+    const uint64_t down = uint64_t{R} * U / s;
+    const uint64_t up = c.spine_uplinks == 0 ? down : c.spine_uplinks;
+    if (c.switch_ports == 0 || (uint64_t{N} + U <= c.switch_ports && down + up <= c.switch_ports))
+      return s;
+  }
+  return superpod_spines(1);
+}
+
+// Two hosts that no path of switches joins (hosts do not forward), or none.
+// Exact for these plane-symmetric fabrics, where a connected one has a
+// switch component that every host touches.
+std::optional<std::pair<uint32_t, uint32_t>> unconnected_hosts(const Topology& t) {
+  std::vector<uint32_t> parent(t.nodes().size());
+  std::iota(parent.begin(), parent.end(), 0u);
+  auto root = [&](uint32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  auto is_switch = [&](uint32_t n) { return t.node(n).kind == NodeKind::kSwitch; };
+  for (const TopoLink& l : t.links()) {
+    if (is_switch(l.a) && is_switch(l.b)) parent[root(l.a)] = root(l.b);
+  }
+  // Per host, the components of its switches.
+  auto touched = [&](uint32_t host) {
+    std::vector<uint32_t> c;
+    for (const auto& adj : t.adjacency()[host]) c.push_back(root(adj.neighbor));
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+    return c;
+  };
+  std::vector<uint32_t> hosts_touching(t.nodes().size(), 0);
+  for (uint32_t node : t.hosts()) {
+    for (uint32_t c : touched(node)) {
+      if (++hosts_touching[c] == t.num_hosts()) return std::nullopt;
+    }
+  }
+  const std::vector<uint32_t> first = touched(t.hosts()[0]);
+  for (uint32_t node : t.hosts()) {
+    const std::vector<uint32_t> other = touched(node);
+    std::vector<uint32_t> common;
+    std::set_intersection(first.begin(), first.end(), other.begin(), other.end(),
+                          std::back_inserter(common));
+    if (common.empty()) return std::pair{t.hosts()[0], node};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 TopologyInfo build_rail_optimized(const RailOptimizedConfig& c, Topology& t) {
   auto positive = [](uint32_t v, const char* p) {
     if (v == 0) throw TopologyError(p, "0 is out of range (expected an integer >= 1)");
@@ -86,8 +160,10 @@ TopologyInfo build_rail_optimized(const RailOptimizedConfig& c, Topology& t) {
   const uint32_t R = c.rails, P = c.planes, N = c.nodes_per_su, G = c.gpus_per_node;
   const bool per_su_spines = c.cores > 0;
   uint32_t S = c.spines;
-  if (S == 0) {
-    S = per_su_spines ? superpod_spines(1) : superpod_spines(c.sus);
+  if (S == 0 && per_su_spines) {
+    S = core_layer_spines(c);
+  } else if (S == 0) {
+    S = superpod_spines(c.sus);
     if (S == 0) {
       throw TopologyError(
           "spines",
@@ -96,11 +172,21 @@ TopologyInfo build_rail_optimized(const RailOptimizedConfig& c, Topology& t) {
     }
   }
   const uint32_t leaves_in_scope = per_su_spines ? R : R * c.sus;  // leaves sharing one spine set
-  const uint32_t U = c.leaf_uplinks == 0 ? N : c.leaf_uplinks;
-  if (!spreads_evenly(U, S, leaves_in_scope)) {
+  const uint32_t U = c.leaf_uplinks == 0 ? default_leaf_uplinks(N, S) : c.leaf_uplinks;
+  // Without a core layer two rail leaves meet only at a spine they share, so
+  // every leaf goes to every spine; with one, a block of spines will do.
+  if (!per_su_spines && U % S != 0) {
+    throw TopologyError("leaf_uplinks",
+                        n2s(U) + " uplinks cannot go to all " + n2s(S) +
+                            " spines alike, and two rail leaves without a common spine are not "
+                            "connected (expected a multiple of spines: " +
+                            n2s(S) + ", " + n2s(2 * uint64_t{S}) + ", ...; or cores > 0)");
+  }
+  if (per_su_spines && !spreads_evenly(U, S, leaves_in_scope)) {
     throw TopologyError("leaf_uplinks",
                         n2s(U) + " uplinks cannot spread evenly over " + n2s(S) +
-                            " spines (expected a multiple of spines, or a divisor of spines)");
+                            " spines (expected a multiple of spines, or a divisor of spines "
+                            "with rails x leaf_uplinks a multiple of spines)");
   }
   check_ports(static_cast<uint64_t>(N) + U, c.switch_ports, "leaf");
   const uint64_t spine_down = static_cast<uint64_t>(leaves_in_scope) * U / S;
@@ -220,6 +306,16 @@ TopologyInfo build_rail_optimized(const RailOptimizedConfig& c, Topology& t) {
     }
   }
 
+  // Divisor wiring at both levels can split the core layer into blocks that
+  // no SU's spines bridge.
+  if (const auto pair = per_su_spines ? unconnected_hosts(t) : std::nullopt) {
+    throw TopologyError("spine_uplinks",
+                        n2s(Us) + " uplinks per spine over " + n2s(c.cores) + " cores leave \"" +
+                            t.node(pair->first).name + "\" and \"" + t.node(pair->second).name +
+                            "\" unconnected (expected a multiple of cores: " + n2s(c.cores) +
+                            ", ...)");
+  }
+
   TopologyInfo info;
   info.kind = "rail_optimized";
   const double down = N * bps(c.nic_link.rate), up = U * bps(c.leaf_link.rate);
@@ -228,14 +324,7 @@ TopologyInfo build_rail_optimized(const RailOptimizedConfig& c, Topology& t) {
     info.oversubscription = std::max(
         info.oversubscription, spine_down * bps(c.leaf_link.rate) / (Us * bps(c.core_link.rate)));
   }
-  // Half the GPUs' NIC capacity, bounded by half the leaf uplinks (and, with
-  // a core layer, half the SUs' core uplinks).
-  const double leaves_total = static_cast<double>(R) * c.sus * P;
-  double cut = std::min(gpus * bps(c.nic_link.rate) * P / 2, leaves_total * up / 2);
-  if (per_su_spines && c.sus >= 2) {
-    cut = std::min(cut, std::floor(c.sus / 2.0) * S * P * Us * bps(c.core_link.rate));
-  }
-  info.bisection = BitRate::bps(static_cast<int64_t>(cut));
+  info.has_bisection = true;
   return info;
 }
 

@@ -123,7 +123,8 @@ const Fields<FatTreeConfig>& fat_tree_params() {
         .when_absent("k")
         .doc(
             "cables from each leaf to the spines (of its pod); 0: from `oversubscription`. A "
-            "multiple of the spines (parallel cables) or a divisor of them");
+            "multiple of the spines (parallel cables): every leaf reaches every spine, as two "
+            "leaves meet only at a spine they share");
     f.number("oversubscription", &C::oversubscription, 0, 1e9)
         .number_range(0.0, 1e9, true)
         .optional("1: non-blocking")
@@ -174,16 +175,25 @@ const Fields<RailOptimizedConfig>& rail_params() {
     f.integer("spines", &C::spines, 0, kMaxCount)
         .doc(
             "spines per plane (per SU when `cores` > 0); 0: the reference table, 4, 8, 16, 16 for "
-            "1–4 SUs; beyond 4 SUs give it")
+            "1–4 SUs (beyond 4 SUs give it, or `cores`); with `cores`, the fewest of 4, 8, 16, … "
+            "per SU whose ports hold their leaf cables and as many core cables within "
+            "`switch_ports` (8 at the defaults)")
         .source("RA-11333 table 4");
     f.integer("leaf_uplinks", &C::leaf_uplinks, 0, kMaxCount)
-        .doc("cables from each leaf to the spines; 0: one per node slot (non-blocking)");
+        .doc(
+            "cables from each leaf to the spines; 0: one per node slot (non-blocking), rounded up "
+            "to a multiple of `spines`. A multiple of `spines`, as two rail leaves meet only at a "
+            "spine they share; with `cores` also a divisor of them (leaf r takes spines r·u … "
+            "r·u+u−1 mod `spines`), the cores joining the blocks");
     f.integer("cores", &C::cores, 0, kMaxCount)
         .doc(
             "with cores, every SU gets its own spines (`su<s>.spine<j>`), joined by a core layer; "
             "0: none");
     f.integer("spine_uplinks", &C::spine_uplinks, 0, kMaxCount)
-        .doc("cables from each spine to the cores; 0: non-blocking");
+        .doc(
+            "cables from each spine to the cores; 0: non-blocking (as many as its leaf cables). A "
+            "multiple of `cores`, or a divisor of them (spine j of SU s takes cores "
+            "(s·spines+j)·u … mod `cores`) if every SU's spines still meet another's");
     f.boolean("nvswitch", &C::nvswitch)
         .doc("model the NVLink domain; `false` leaves GPUs with their NIC ports only");
     f.integer("switch_ports", &C::switch_ports, 0, 4096)

@@ -7,6 +7,7 @@
 #include "sim/rng.h"
 #include "test/support/built_topology.h"
 #include "test/support/route_walk.h"
+#include "topologies/bisection.h"
 #include "topologies/generators.h"
 
 using namespace rdmasim;
@@ -119,7 +120,7 @@ TEST_CASE("oversubscription: the built ratio is the one asked for", "[quick][top
   FatTreeConfig c;
   c.tiers = 2;
   c.leaves = 8;
-  c.spines = 4;
+  c.spines = 2;  // 8, 4 or 2 uplinks: each a multiple of the spines
   c.hosts_per_leaf = 32;
   c.host_link = {BitRate::gbps(100), Time::us(1)};
   c.leaf_link = {BitRate::gbps(400), Time::us(1)};
@@ -135,7 +136,7 @@ TEST_CASE("oversubscription: the built ratio is the one asked for", "[quick][top
   }
   CHECK(down / up == Approx(ratio));
   // Bisection: half the leaves' uplinks.
-  CHECK(b.info.bisection.in_bps() == static_cast<int64_t>(4 * up));
+  CHECK(bisection_bandwidth(b.t).in_bps() == static_cast<int64_t>(4 * up));
 }
 
 TEST_CASE("a non-oversubscribed fat-tree carries a shift permutation at full rate",
@@ -264,4 +265,29 @@ TEST_CASE("host routes are packed, or absent when they do not fit", "[quick][rou
   h.items[1].node_port = 1;
   h.build_routes(HostAttachments::kRouteMaxGroups);
   CHECK(h.route.empty());
+}
+
+TEST_CASE("two tiers: fewer uplinks than spines is refused, as it disconnects leaves",
+          "[quick][topology]") {
+  // Leaf i used to take spines i*u ... i*u+u-1 mod spines: leaves 0 and 1 of
+  // 4 leaves with 2 uplinks over 4 spines then shared no spine.
+  FatTreeConfig c;
+  c.leaves = 4;
+  c.spines = 4;
+  c.hosts_per_leaf = 2;
+  c.host_link = c.leaf_link = k100;
+  for (uint32_t uplinks : {0u, 2u, 6u}) {  // 0: 2, from oversubscription 1
+    c.uplinks_per_leaf = uplinks;
+    Topology t;
+    try {
+      build_fat_tree(c, t);
+      FAIL("no error for " << uplinks << " uplinks");
+    } catch (const TopologyError& e) {
+      CHECK(e.param() == "uplinks_per_leaf");
+      CHECK_THAT(e.what(), Catch::Contains("expected a multiple of spines: 4, 8"));
+    }
+  }
+  c.uplinks_per_leaf = 8;  // two cables to each spine
+  const Built b = build(c);
+  CHECK_FALSE(b.r.unreachable());
 }

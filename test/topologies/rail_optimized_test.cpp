@@ -163,3 +163,68 @@ TEST_CASE("every pair of GPUs reaches each other through the tables", "[quick][r
     }
   }
 }
+
+TEST_CASE("rail leaves without a core layer reach every spine", "[quick][topology]") {
+  RailOptimizedConfig c = rail_config(1, 2, 8, 8, 0);  // the reference's 4 spines
+  c.ufm = false;
+  SECTION("the default uplinks: one per node slot, rounded up to a multiple of the spines") {
+    // Was 2 uplinks over 4 spines, which left rail leaves 0 and 1 no common spine.
+    const Built b = build(c);
+    CHECK_FALSE(b.r.unreachable());
+    CHECK(b.t.node(*b.t.find("su0.rail0")).num_ports == 2 + 4);
+    c.nodes_per_su = 6;
+    const Built six = build(c);
+    CHECK(six.t.node(*six.t.find("su0.rail0")).num_ports == 6 + 8);
+  }
+  SECTION("fewer uplinks than spines is refused") {
+    c.leaf_uplinks = 2;
+    Topology t;
+    try {
+      build_rail_optimized(c, t);
+      FAIL("no error");
+    } catch (const TopologyError& e) {
+      CHECK(e.param() == "leaf_uplinks");
+      CHECK_THAT(e.what(), Catch::Contains("expected a multiple of spines: 4, 8"));
+    }
+  }
+}
+
+TEST_CASE("rail leaves under a core layer may take a block of the spines", "[quick][topology]") {
+  RailOptimizedConfig c = rail_config(2, 4, 8, 8, 4);
+  c.ufm = false;
+  c.cores = 4;
+  c.switch_ports = 0;
+  SECTION("2 uplinks over 4 spines: the cores join the blocks") {
+    c.leaf_uplinks = 2;
+    const Built b = build(c);
+    CHECK_FALSE(b.r.unreachable());
+    CHECK(b.t.node(*b.t.find("su0.rail0")).num_ports == 4 + 2);
+  }
+  SECTION("blocks at both levels that no SU bridges are refused") {
+    // SU 0's spines reach cores 0-3 only, SU 1's cores 4-7.
+    c.cores = 8;
+    c.spine_uplinks = 1;
+    Topology t;
+    try {
+      build_rail_optimized(c, t);
+      FAIL("no error");
+    } catch (const TopologyError& e) {
+      CHECK(e.param() == "spine_uplinks");
+      CHECK_THAT(e.what(), Catch::Contains("unconnected (expected a multiple of cores: 8"));
+    }
+  }
+}
+
+TEST_CASE("a core layer with the default spines fits the default radix", "[quick][topology]") {
+  // Was 4 spines per SU, each needing 64 leaf and 64 core ports of 64.
+  RailOptimizedConfig c;
+  c.sus = 2;
+  c.cores = 8;
+  const Built b = build(c);
+  CHECK_FALSE(b.r.unreachable());
+  CHECK(tier_count(b.t, Tier::kSpine) == 2 * 8);
+  for (uint32_t n = 0; n < b.t.nodes().size(); ++n) {
+    if (b.t.node(n).kind == NodeKind::kSwitch) CHECK(b.t.node(n).num_ports <= 64);
+  }
+  CHECK(b.t.node(*b.t.find("su0.spine0")).num_ports == 64);
+}
