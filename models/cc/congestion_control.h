@@ -35,7 +35,8 @@
 //  8. Outputs (docs/congestion-control.md, "Outputs"): an algorithm may
 //     report the state the trace samples (CcState: its rate, target rate,
 //     alpha, window; what it lacks stays -1) on every change, through the
-//     sink observe() attaches, and count its decreases (decreases()). Attaching
+//     sink observe() attaches, and count its decreases (decreases()) and
+//     the times it lifted its limit (releases()). Attaching
 //     nothing costs nothing; a sink is called from the QP's NIC's events
 //     (contract 2), so a recorder keeps per-QP state written only there.
 #pragma once
@@ -159,6 +160,9 @@ class CongestionControl {
   }
   // Decreases of its rate or window so far (DCQCN: rate cuts).
   virtual uint64_t decreases() const { return 0; }
+  // Times it lifted its limit altogether so far (DCQCN: rate limiter
+  // releases, models/cc/dcqcn.h contract 5).
+  virtual uint64_t releases() const { return 0; }
 
   // Attached to a connected QP: set an initial rate or window here.
   virtual void on_start(CcContext& ctx) { (void)ctx; }

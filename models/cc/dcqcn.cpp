@@ -12,10 +12,11 @@ namespace rdmasim {
 void Dcqcn::on_start(CcContext& ctx) {
   const double line = static_cast<double>(ctx.line_rate().in_bps());
   line_bps_ = line;
-  max_bps_ = c_.rpg_max_rate.in_bps() > 0
-                 ? std::min(line, static_cast<double>(c_.rpg_max_rate.in_bps()))
-                 : line;
-  rc_ = rt_ = max_bps_;
+  release_bps_ = c_.rpg_max_rate.in_bps() > 0
+                     ? std::min(line, static_cast<double>(c_.rpg_max_rate.in_bps()))
+                     : line;
+  // No limiter until the first signal (contract 1).
+  rc_ = rt_ = line;
   apply_rate(ctx);
 }
 
@@ -45,13 +46,14 @@ void Dcqcn::signal(CcContext& ctx) {
   const Time now = ctx.now();
   ++signals_;
   if (!started_) {
-    // The first signal sets alpha and starts its updates (contract 1).
+    // The first signal allocates the limiter: alpha and its updates start
+    // (contract 1).
     started_ = true;
     alpha_ = static_cast<double>(c_.initial_alpha_value) / 1024.0;
     alpha_at_ = now;
     signalled_in_interval_ = true;
     if (c_.rate_to_set_on_first_cnp.in_bps() > 0) {
-      rc_ = rt_ = std::min(max_bps_, static_cast<double>(c_.rate_to_set_on_first_cnp.in_bps()));
+      rc_ = rt_ = std::min(line_bps_, static_cast<double>(c_.rate_to_set_on_first_cnp.in_bps()));
       last_cut_ = now;
       timer_stage_ = byte_stage_ = 0;
       bytes_since_cut_ = 0;
@@ -85,7 +87,7 @@ void Dcqcn::cut(CcContext& ctx) {
   // rpg_min_rate after rate_to_set_on_first_cnp).
   rc_ =
       std::min(rc_, std::max({rc_ * (1.0 - a / 2.0), floor_fac,
-                              std::min(max_bps_, static_cast<double>(c_.rpg_min_rate.in_bps()))}));
+                              std::min(line_bps_, static_cast<double>(c_.rpg_min_rate.in_bps()))}));
   ++cuts_;
   last_cut_ = now;
   cut_pending_ = false;
@@ -115,15 +117,25 @@ void Dcqcn::increase(CcContext& ctx, bool timer) {
   }
   if (stage == Stage::kAdditive) rt_ += static_cast<double>(c_.rpg_ai_rate.in_bps());
   if (stage == Stage::kHyper) rt_ += static_cast<double>(c_.rpg_hai_rate.in_bps());
-  rt_ = std::min(rt_, max_bps_);
+  rt_ = std::min(rt_, line_bps_);
   rc_ = (rt_ + rc_) / 2.0;
-  if (rt_ >= max_bps_ && rc_ >= max_bps_ - 0.5) {
-    // Back at the maximum: nothing left to recover (contract 4).
-    rc_ = max_bps_;
-    increase_at_ = Time::infinite();
+  // Released once RC reaches the release rate (contract 5; within the
+  // pacing rate's resolution, 1 bit/s), unless a signal awaits its cut.
+  if (rc_ < release_bps_ - 0.5 || cut_pending_) {
+    apply_rate(ctx);
+    report(ctx, DcqcnState::Event::kIncrease);
+    return;
   }
+  rc_ = rt_ = line_bps_;
   apply_rate(ctx);
-  report(ctx, DcqcnState::Event::kIncrease);
+  report(ctx, DcqcnState::Event::kIncrease, true);
+  // The limiter's state goes with it: the next signal is a first signal.
+  ++releases_;
+  started_ = false;
+  signalled_in_interval_ = false;
+  timer_stage_ = byte_stage_ = 0;
+  bytes_since_cut_ = 0;
+  increase_at_ = Time::infinite();
 }
 
 void Dcqcn::apply_rate(CcContext& ctx) {
@@ -158,11 +170,11 @@ void Dcqcn::on_packet_sent(CcContext& ctx, const CcSent& sent) {
   if (!started_ || c_.rpg_byte_reset.count() == 0 || increase_at_.is_infinite()) return;
   bytes_since_cut_ += sent.payload_bytes;
   if (bytes_since_cut_ < c_.rpg_byte_reset.count()) return;
-  while (bytes_since_cut_ >= c_.rpg_byte_reset.count() && !increase_at_.is_infinite()) {
+  while (started_ && bytes_since_cut_ >= c_.rpg_byte_reset.count()) {
     bytes_since_cut_ -= c_.rpg_byte_reset.count();
     increase(ctx, false);
   }
-  arm(ctx);  // the increase may have reached the maximum
+  arm(ctx);  // the increase may have released the limiter
 }
 
 void Dcqcn::on_cnp(CcContext& ctx) { signal(ctx); }
@@ -171,7 +183,7 @@ void Dcqcn::on_ack(CcContext& ctx, const CcAck& ack) {
   if (ack.ecn_echo && c_.notification == DcqcnConfig::Notification::kAckEcho) signal(ctx);
 }
 
-void Dcqcn::report(CcContext& ctx, DcqcnState::Event e) {
+void Dcqcn::report(CcContext& ctx, DcqcnState::Event e, bool released) {
   if (!changed.attached()) return;
   DcqcnState s;
   s.time = ctx.now();
@@ -179,6 +191,7 @@ void Dcqcn::report(CcContext& ctx, DcqcnState::Event e) {
   s.rt_bps = rt_;
   s.alpha = alpha(ctx.now());
   s.event = e;
+  s.released = released;
   s.timer_stage = timer_stage_;
   s.byte_stage = byte_stage_;
   changed.emit(s);
@@ -208,6 +221,8 @@ void Dcqcn::on_ecn_marked(CcContext& ctx, const CcMarked& marked) {
 // ---- parameters ----
 
 std::string check_dcqcn(const DcqcnConfig& c) {
+  // A floor above the release rate would keep every cut above it: the next
+  // increase would release the limiter.
   if (c.rpg_max_rate.in_bps() > 0 && c.rpg_min_rate > c.rpg_max_rate) {
     return "rpg_min_rate: " + to_string(c.rpg_min_rate) + " is above rpg_max_rate " +
            to_string(c.rpg_max_rate) + " (expected rpg_min_rate <= rpg_max_rate)";
@@ -324,8 +339,8 @@ const Fields<DcqcnConfig>& dcqcn_params() {
     f.integer("initial_alpha_value", &C::initial_alpha_value, 0, 1024)
         .unit("1/1024")
         .doc(
-            "alpha at the first congestion signal; 1024 means alpha = 1 (beyond the firmware's "
-            "10-bit 1023)")
+            "alpha at the first congestion signal (also the first after a release, "
+            "rpg_max_rate); 1024 means alpha = 1 (beyond the firmware's 10-bit 1023)")
         .source("ConnectX: 1023; paper: 1");
     f.integer("dce_tcp_g", &C::dce_tcp_g, 0, 1024)
         .unit("1/1024")
@@ -345,7 +360,9 @@ const Fields<DcqcnConfig>& dcqcn_params() {
         .source("ConnectX: 1 Mb/s");
     f.rate("rate_to_set_on_first_cnp", &C::rate_to_set_on_first_cnp)
         .word("off", BitRate(), "the first signal cuts as every other does")
-        .doc("the rate (current and target) the first congestion signal sets instead of a cut")
+        .doc(
+            "the rate (current and target) the first congestion signal sets instead of a cut, "
+            "at most line rate; the first signal after a release is a first signal again")
         .source("ConnectX: 0 (off)");
     f.boolean("clamp_tgt_rate", &C::clamp_tgt_rate)
         .doc("RT <- RC at every cut")
@@ -372,8 +389,15 @@ const Fields<DcqcnConfig>& dcqcn_params() {
         .source("ConnectX: 50 Mb/s");
     f.rate("rpg_max_rate", &C::rpg_max_rate)
         .word("line_rate", BitRate(), "the port's line rate (the firmware's 0)")
-        .doc("the highest rate: the start, and the ceiling of RC and RT")
-        .source("ConnectX: 0, line rate");
+        .doc(
+            "the release rate: once an increase brings RC to it, the rate limiter is released "
+            "(the QP sends at line rate, unpaced, and its next signal allocates a limiter "
+            "again: initial_alpha_value and rate_to_set_on_first_cnp apply anew). Not a start "
+            "rate nor a cap: a QP starts at line rate and RT is capped at line rate. Above the "
+            "line rate: line rate")
+        .source(
+            "ConnectX: 0, full port speed (mlxconfig: \"Once this limit is reached, the RP rate "
+            "limiter is released and the flow is not rate limited any more\")");
     return f;
   }();
   return t;

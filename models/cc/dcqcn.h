@@ -6,10 +6,10 @@
 // docs/congestion-control.md states every rule below with its source.
 //
 // Contract (one object per QP; both ends of a connection carry one):
-//  1. RP state: current rate RC, target rate RT, alpha. A QP starts at line
-//     rate unpaced (or paced at a lower rpg_max_rate), and alpha is set to
-//     initial_alpha_value / 1024 by its first congestion signal (a CNP, or
-//     an ACK with an ECN echo when `notification` is "ack_echo").
+//  1. RP state: a rate limiter of current rate RC, target rate RT, alpha.
+//     A QP starts without one, at line rate unpaced; its first congestion
+//     signal (a CNP, or an ACK with an ECN echo when `notification` is
+//     "ack_echo") allocates it, alpha = initial_alpha_value / 1024.
 //  2. Cut: on a signal, at once if no cut happened in the last
 //     rate_reduce_monitor_period, else once at the end of that period.
 //     RT <- RC if clamp_tgt_rate, or if clamp_tgt_rate_after_time_inc and a
@@ -17,7 +17,7 @@
 //     RC <- max(RC (1 - alpha/2), RC rpg_min_dec_fac/100, rpg_min_rate).
 //     A cut resets both increase counters and restarts the increase timer.
 //     With rate_to_set_on_first_cnp set, the first signal sets RC and RT to
-//     it instead of cutting.
+//     it (at most line rate) instead of cutting.
 //  3. Alpha: updated at t0 + k dce_tcp_rtt (t0 the first signal):
 //     alpha <- (G alpha + (1024 - G)) / 1024 if a signal arrived in the
 //     interval, (G / 1024) alpha otherwise, G = dce_tcp_g. Computed when
@@ -30,10 +30,15 @@
 //     between; with the byte counter off the timer alone decides: T <= F
 //     fast recovery, T = F + 1 additive, T > F + 1 hyper. Fast recovery:
 //     RC <- (RT + RC) / 2; additive: RT += rpg_ai_rate first; hyper: RT +=
-//     rpg_hai_rate first; RT never above line rate (or rpg_max_rate). The
-//     timer keeps its period in every stage. Once RC and RT are back at the
-//     maximum the QP is unpaced (or paced at rpg_max_rate) and the timer stops.
-//  5. NP: on a CE-marked packet, a CNP at once if none was sent in the last
+//     rpg_hai_rate first; RT never above line rate. The timer keeps its
+//     period in every stage.
+//  5. Release: an increase that brings RC to rpg_max_rate (line rate if 0
+//     or above it), to within 0.5 bit/s, releases the limiter, unless a cut
+//     is pending: the QP sends at line rate unpaced, the timer stops, and
+//     the next signal is a first signal again (NVIDIA's rpg_max_rate: "Once
+//     this limit is reached, the RP rate limiter is released and the flow
+//     is not rate limited any more"; mlxconfig help, DOCA DCQCN page).
+//  6. NP: on a CE-marked packet, a CNP at once if none was sent in the last
 //     min_time_between_cnps ("cnp"), or an ECN echo on the ACK the packet
 //     triggers ("ack_echo", as ns-3's RDMA module in the HPCC code base).
 //     A READ response is never acknowledged, so in "ack_echo" mode a marked
@@ -70,7 +75,7 @@ struct DcqcnConfig {
   int rpg_threshold = 1;                // F: fast-recovery stages
   BitRate rpg_ai_rate = BitRate::mbps(5);
   BitRate rpg_hai_rate = BitRate::mbps(50);
-  BitRate rpg_max_rate;  // 0: line rate
+  BitRate rpg_max_rate;  // the release rate; 0: line rate
 };
 
 // The keys of `fabric.cc.dcqcn` (and `traffic[i].cc.dcqcn`), with presets.
@@ -86,6 +91,9 @@ struct DcqcnState {
   double rt_bps = 0;  // target rate
   double alpha = 0;
   enum class Event : uint8_t { kCut, kFirstSignal, kIncrease } event = Event::kCut;
+  // The increase released the limiter (contract 5): RC and RT are line
+  // rate; alpha is the limiter's last.
+  bool released = false;
   int timer_stage = 0;
   int byte_stage = 0;
 };
@@ -126,6 +134,8 @@ class Dcqcn : public CongestionControl {
     return true;
   }
   uint64_t decreases() const override { return cuts_; }
+  // Limiter releases (contract 5).
+  uint64_t releases() const override { return releases_; }
 
  private:
   void signal(CcContext& ctx);
@@ -135,18 +145,18 @@ class Dcqcn : public CongestionControl {
   void settle_alpha(Time now);
   void apply_rate(CcContext& ctx);
   void arm(CcContext& ctx);
-  void report(CcContext& ctx, DcqcnState::Event e);
+  void report(CcContext& ctx, DcqcnState::Event e, bool released = false);
 
   const DcqcnConfig& c_;
   // What every packet sent reads (on_packet_sent) and every CE-marked one
   // (on_ecn_marked), in the object's first line with the base's needs.
-  bool started_ = false;   // a congestion signal has arrived
+  bool started_ = false;   // a limiter is allocated (a signal since the start or release)
   bool cnp_sent_ = false;  // NP: a CNP was sent (last_cnp_ is valid)
   Time increase_at_ = Time::infinite();
   int64_t bytes_since_cut_ = 0;
   Time last_cnp_;
-  double line_bps_ = 0;  // the port's line rate (on_start; a link keeps its rate)
-  double max_bps_ = 0;   // line rate, or rpg_max_rate
+  double line_bps_ = 0;     // the port's line rate (on_start; a link keeps its rate)
+  double release_bps_ = 0;  // rpg_max_rate, at most line rate
   double rc_ = 0;
   double rt_ = 0;
   // Alpha as of alpha_at_, and whether a signal arrived in the interval
@@ -161,6 +171,7 @@ class Dcqcn : public CongestionControl {
   uint64_t cuts_ = 0;
   uint64_t signals_ = 0;
   uint64_t cnps_sent_ = 0;
+  uint64_t releases_ = 0;
 };
 
 }  // namespace rdmasim

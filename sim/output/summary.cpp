@@ -207,7 +207,8 @@ std::string summary_json(const Scenario& sc, const RunResult& r) {
              {"ecn_marked_received", r.cc.ecn_marked_received},
              {"ecn_echo_acks_sent", r.cc.ecn_echo_acks_sent},
              {"ecn_echo_acks_received", r.cc.ecn_echo_acks_received},
-             {"rate_cuts", r.cc.rate_cuts}};
+             {"rate_cuts", r.cc.rate_cuts},
+             {"rate_releases", r.cc.rate_releases}};
   j["switch_buffer"] = {{"peak_bytes", r.switch_buffer_peak}, {"size_bytes", r.switch_buffer_size}};
   j["out_of_sequence"] = r.out_of_sequence;
   j["retransmissions"] = r.retransmissions;

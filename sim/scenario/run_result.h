@@ -262,7 +262,7 @@ struct RunResult {
   std::vector<XmitWait> ib_xmit_wait;
   uint64_t ecn_marked = 0;
   // Congestion notification at the NICs (NicCounters, summed) and the cuts
-  // of every QP's algorithm.
+  // and limiter releases of every QP's algorithm.
   struct CcTotals {
     uint64_t cnps_sent = 0;
     uint64_t cnps_received = 0;
@@ -270,6 +270,7 @@ struct RunResult {
     uint64_t ecn_echo_acks_sent = 0;
     uint64_t ecn_echo_acks_received = 0;
     uint64_t rate_cuts = 0;
+    uint64_t rate_releases = 0;
   } cc;
   // The measurement window as it applied (docs/scenario.md): (start, end],
   // end clipped to the end of the run; empty (end <= start) if the run

@@ -502,8 +502,10 @@ void collect_nics(RunResult& r, const Fabric& fabric) {
     r.cc.ecn_echo_acks_sent += c.ecn_echo_acks_sent;
     r.cc.ecn_echo_acks_received += c.ecn_echo_acks_received;
     for (uint32_t q = 0; q < n->num_qps(); ++q) {
-      if (const CongestionControl* cc = n->congestion_control(RdmaNic::kFirstQpn + q))
+      if (const CongestionControl* cc = n->congestion_control(RdmaNic::kFirstQpn + q)) {
         r.cc.rate_cuts += cc->decreases();
+        r.cc.rate_releases += cc->releases();
+      }
     }
   }
 }

@@ -509,6 +509,7 @@ TEST_CASE("CNP counts: sent = received = the flows' sums; ECN echo counts withou
     CHECK(j["cc"]["cnps_received"] == res.cc.cnps_received);
     CHECK(j["cc"]["ecn_marked_received"] == res.cc.ecn_marked_received);
     CHECK(j["cc"]["rate_cuts"] == res.cc.rate_cuts);
+    CHECK(j["cc"]["rate_releases"] == res.cc.rate_releases);
     for (const FlowResult& f : res.flows) {
       const nlohmann::json& pf = j["per_flow"][f.id];
       CHECK(pf["cnps_received"] == f.cnps_received);

@@ -164,23 +164,24 @@ TEST_CASE("dcqcn: timer increases: fast recovery for F stages, then additive, th
   c.rpg_threshold = 2;
   c.rpg_ai_rate = BitRate::gbps(1);
   c.rpg_hai_rate = BitRate::gbps(4);
-  c.rpg_max_rate = BitRate::gbps(60);  // RT stays below line rate to show the steps
   c.clamp_tgt_rate = true;
+  c.rate_reduce_monitor_period = Time::zero();
   Dcqcn d(c);
   FakeContext ctx;
   d.on_start(ctx);
-  CHECK(d.rate_bps() == 60e9);
-  CHECK(ctx.rate == BitRate::gbps(60));  // paced at the maximum from the start
   ctx.now_ = Time::zero();
-  d.on_cnp(ctx);  // RT <- 60, RC 30
-  double rc = 30e9, rt = 60e9;
+  // Two cuts keep RT below line rate, to show the steps: RT <- 100, RC 50;
+  // then RT <- 50, RC 25.
+  d.on_cnp(ctx);
+  d.on_cnp(ctx);
+  double rc = 25e9, rt = 50e9;
   CHECK(d.rate_bps() == rc);
   CHECK(d.target_bps() == rt);
   // Events 1, 2: fast recovery; 3: additive (T = F + 1); 4, 5: hyper.
   const double add[] = {0, 0, 1e9, 4e9, 4e9};
   for (int k = 1; k <= 5; ++k) {
     run_until(d, ctx, k * c.rpg_time_reset);
-    rt = std::min(60e9, rt + add[k - 1]);
+    rt = std::min(kLine, rt + add[k - 1]);
     rc = (rt + rc) / 2;
     INFO("event " << k);
     CHECK(d.rate_bps() == Approx(rc).epsilon(1e-12));
@@ -206,12 +207,14 @@ TEST_CASE("dcqcn: with the byte counter, additive once one counter passes F, hyp
   c.rpg_byte_reset = Bytes(10'000);
   c.rpg_ai_rate = BitRate::gbps(1);
   c.rpg_hai_rate = BitRate::gbps(4);
-  c.rpg_max_rate = BitRate::gbps(60);
+  c.clamp_tgt_rate = true;
+  c.rate_reduce_monitor_period = Time::zero();
   Dcqcn d(c);
   FakeContext ctx;
   d.on_start(ctx);
-  d.on_cnp(ctx);
-  double rc = 30e9, rt = 60e9;
+  d.on_cnp(ctx);  // RT <- 100, RC 50
+  d.on_cnp(ctx);  // RT <- 50, RC 25: RT below line rate shows the steps
+  double rc = 25e9, rt = 50e9;
   auto bytes = [&](int64_t n) {
     CcSent s;
     s.payload_bytes = static_cast<uint32_t>(n);
@@ -225,21 +228,22 @@ TEST_CASE("dcqcn: with the byte counter, additive once one counter passes F, hyp
   bytes(9'999);
   CHECK(d.rate_bps() == Approx(rc).epsilon(1e-12));  // not yet 10,000 bytes
   bytes(1);
-  rt = std::min(60e9, rt + 1e9);
+  rt = std::min(kLine, rt + 1e9);
   rc = (rt + rc) / 2;
   CHECK(d.rate_bps() == Approx(rc).epsilon(1e-12));
   // Timer: T = 1, still additive (min = 1 <= F); T = 2: hyper.
   run_until(d, ctx, c.rpg_time_reset);
-  rt = std::min(60e9, rt + 1e9);
+  rt = std::min(kLine, rt + 1e9);
   rc = (rt + rc) / 2;
   CHECK(d.rate_bps() == Approx(rc).epsilon(1e-12));
   run_until(d, ctx, 2 * c.rpg_time_reset);
-  rt = std::min(60e9, rt + 4e9);
+  rt = std::min(kLine, rt + 4e9);
   rc = (rt + rc) / 2;
   CHECK(d.rate_bps() == Approx(rc).epsilon(1e-12));
 }
 
-TEST_CASE("dcqcn: back at line rate the QP is unpaced and the timer stops", "[quick][cc][dcqcn]") {
+TEST_CASE("dcqcn: back at line rate the limiter is released: unpaced, no timer",
+          "[quick][cc][dcqcn]") {
   const DcqcnConfig c = timer_only();
   Dcqcn d(c);
   FakeContext ctx;
@@ -253,9 +257,155 @@ TEST_CASE("dcqcn: back at line rate the QP is unpaced and the timer stops", "[qu
   CHECK(d.rate_bps() == kLine);
   CHECK(ctx.rate == BitRate());
   CHECK(ctx.timer.is_infinite());
+  CHECK(d.releases() == 1);
   // RC_k = C - (C - RC0) / 2^k reaches C within half a bit per second.
   const double gap = kLine * (1023.0 / 2048);
   CHECK(events == static_cast<int>(std::ceil(std::log2(gap / 0.5))));
+}
+
+// NVIDIA's rpg_max_rate (mlxconfig help; DOCA "DCQCN CC Parameters"): "Once
+// this limit is reached, the RP rate limiter is released and the flow is not
+// rate limited any more".
+TEST_CASE("dcqcn: rpg_max_rate is the release rate, not a start rate or a cap",
+          "[quick][cc][dcqcn]") {
+  DcqcnConfig c = timer_only();
+  c.initial_alpha_value = 1024;  // alpha 1: the cut halves
+  c.rpg_max_rate = BitRate::gbps(90);
+  Dcqcn d(c);
+  FakeContext ctx;
+  d.on_start(ctx);
+  CHECK(d.rate_bps() == kLine);
+  CHECK(ctx.rate == BitRate());  // no limiter: line rate, unpaced
+  const Time tc = Time::us(10);
+  ctx.now_ = tc;
+  d.on_cnp(ctx);
+  CHECK(d.rate_bps() == 50e9);
+  CHECK(d.target_bps() == kLine);  // RT's ceiling is line rate
+  // RC_k = C - (C - RC0) / 2^k: 75 G, 87.5 G, then 93.75 G >= 90 G: the
+  // limiter is released at t_c + 3 T.
+  run_until(d, ctx, tc + 2 * c.rpg_time_reset);
+  CHECK(d.rate_bps() == 87.5e9);
+  CHECK(ctx.rate == BitRate::mbps(87'500));
+  CHECK(ctx.timer == tc + 3 * c.rpg_time_reset);
+  run_until(d, ctx, tc + 3 * c.rpg_time_reset);
+  CHECK(d.rate_bps() == kLine);
+  CHECK(d.target_bps() == kLine);
+  CHECK(ctx.rate == BitRate());
+  CHECK(ctx.timer.is_infinite());
+  CHECK(d.alpha(ctx.now_ + Time::us(5)) == 0);  // no limiter, no alpha
+  CHECK(d.releases() == 1);
+  // The byte counter releases as well (B = 10,000 bytes, F = 1): fast
+  // recovery to 75 G, then additive (RT held at line rate) to 87.5 G and
+  // 93.75 G, after 30,000 bytes.
+  DcqcnConfig cb = c;
+  cb.rpg_byte_reset = Bytes(10'000);
+  Dcqcn e(cb);
+  FakeContext ctx2;
+  e.on_start(ctx2);
+  ctx2.now_ = tc;
+  e.on_cnp(ctx2);
+  CcSent sent;
+  sent.payload_bytes = 10'000;
+  e.on_packet_sent(ctx2, sent);
+  e.on_packet_sent(ctx2, sent);
+  CHECK(e.rate_bps() == 87.5e9);
+  e.on_packet_sent(ctx2, sent);
+  CHECK(e.rate_bps() == kLine);
+  CHECK(ctx2.rate == BitRate());
+  CHECK(ctx2.timer.is_infinite());
+  e.on_packet_sent(ctx2, sent);  // no limiter: nothing counts
+  CHECK(e.rate_bps() == kLine);
+  CHECK(e.releases() == 1);
+}
+
+TEST_CASE("dcqcn: no release while a signal awaits its cut", "[quick][cc][dcqcn]") {
+  DcqcnConfig c;
+  c.initial_alpha_value = 1024;
+  c.dce_tcp_g = 1024;  // alpha stays 1: each cut halves
+  c.rpg_byte_reset = Bytes(10'000);
+  c.rpg_max_rate = BitRate::gbps(90);
+  Dcqcn d(c);
+  FakeContext ctx;
+  d.on_start(ctx);
+  d.on_cnp(ctx);  // RC 50 G
+  ctx.now_ = Time::us(1);
+  d.on_cnp(ctx);  // within the 4 us monitor period: its cut at 4 us
+  CcSent sent;
+  sent.payload_bytes = 30'000;
+  d.on_packet_sent(ctx, sent);  // 75, 87.5, 93.75 G: not released
+  CHECK(d.rate_bps() == 93.75e9);
+  CHECK(d.releases() == 0);
+  run_until(d, ctx, Time::us(4));
+  CHECK(d.cuts() == 2);
+  CHECK(d.rate_bps() == 93.75e9 / 2);
+  // RT stayed at line rate (no timer increase): 73.4375, 86.71875, then
+  // 93.359375 G >= 90 G.
+  d.on_packet_sent(ctx, sent);
+  CHECK(d.rate_bps() == kLine);
+  CHECK(d.releases() == 1);
+}
+
+TEST_CASE("dcqcn: after a release the next CNP takes initial_alpha_value again",
+          "[quick][cc][dcqcn]") {
+  const DcqcnConfig c = timer_only();  // alpha0 1023/1024, G 1019, released at line rate
+  Dcqcn d(c);
+  FakeContext ctx;
+  d.on_start(ctx);
+  ctx.now_ = Time::us(10);
+  d.on_cnp(ctx);
+  while (!ctx.timer.is_infinite()) run_until(d, ctx, ctx.timer);
+  REQUIRE(d.rate_bps() == kLine);
+  // About 11 ms later the old limiter's alpha would be (1019/1024)^11000,
+  // a cut of nothing; a new limiter starts from alpha0.
+  const Time t = ctx.now_ + Time::us(100);
+  ctx.now_ = t;
+  d.on_cnp(ctx);
+  const double a0 = 1023.0 / 1024;
+  CHECK(d.alpha(t) == a0);
+  CHECK(d.rate_bps() == kLine * (1 - a0 / 2));
+  CHECK(d.target_bps() == kLine);
+  CHECK(ctx.rate == BitRate::bps(std::llround(kLine * (1 - a0 / 2))));
+  CHECK(ctx.timer == t + c.rpg_time_reset);
+  CHECK(d.cuts() == 2);
+  CHECK(d.releases() == 1);
+}
+
+TEST_CASE("dcqcn: after a release rate_to_set_on_first_cnp applies again", "[quick][cc][dcqcn]") {
+  DcqcnConfig c = timer_only();
+  c.rate_to_set_on_first_cnp = BitRate::gbps(20);
+  c.rpg_ai_rate = BitRate::gbps(10);
+  c.rpg_hai_rate = BitRate::gbps(40);
+  c.rpg_max_rate = BitRate::gbps(90);
+  Dcqcn d(c);
+  FakeContext ctx;
+  d.on_start(ctx);
+  const Time t0 = Time::us(3);
+  ctx.now_ = t0;
+  d.on_cnp(ctx);
+  CHECK(d.rate_bps() == 20e9);
+  // F = 1, timer only: event 1 fast recovery (RC 20 G), 2 additive (RT 30 G,
+  // RC 25 G), then hyper: RT 70 G, RC 47.5 G; RT 100 G (line rate), RC
+  // 73.75 G; RC 86.875 G; RC 93.4375 G >= 90 G: released at t0 + 6 T.
+  const double rcs[] = {20e9, 25e9, 47.5e9, 73.75e9, 86.875e9};
+  for (int k = 1; k <= 5; ++k) {
+    run_until(d, ctx, t0 + k * c.rpg_time_reset);
+    INFO("event " << k);
+    CHECK(d.rate_bps() == rcs[k - 1]);
+  }
+  run_until(d, ctx, t0 + 6 * c.rpg_time_reset);
+  CHECK(d.rate_bps() == kLine);
+  CHECK(ctx.rate == BitRate());
+  CHECK(ctx.timer.is_infinite());
+  const Time t = t0 + 6 * c.rpg_time_reset + Time::us(50);
+  ctx.now_ = t;
+  d.on_cnp(ctx);
+  CHECK(d.rate_bps() == 20e9);
+  CHECK(d.target_bps() == 20e9);
+  CHECK(d.cuts() == 0);
+  CHECK(d.releases() == 1);
+  CHECK(d.alpha(t) == 1023.0 / 1024);
+  CHECK(ctx.rate == BitRate::gbps(20));
+  CHECK(ctx.timer == t + c.rpg_time_reset);
 }
 
 TEST_CASE("dcqcn: rate_to_set_on_first_cnp sets the rate instead of cutting",
