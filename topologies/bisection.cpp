@@ -35,22 +35,24 @@ BitRate split_capacity(const Topology& t, const std::vector<uint32_t>& order) {
   const auto n = static_cast<uint32_t>(t.nodes().size());
   const uint32_t source = n, sink = n + 1;
   Graph g(n + 2);
-  int64_t total = 0;
+  // A host's own working cables: what its arc to the source or sink may
+  // carry without ever limiting the flow (a bound per host, not the whole
+  // fabric's, so the arcs' sum stays within int64 on 32,768-host fabrics).
+  std::vector<int64_t> own(n, 0);
   for (const TopoLink& l : t.links()) {
     if (l.failed || l.kind == LinkKind::kNvlink) continue;
     add_arc(g, l.a, l.b, l.rate.in_bps());
     add_arc(g, l.b, l.a, l.rate.in_bps());
-    total += l.rate.in_bps();
+    own[l.a] += l.rate.in_bps();
+    own[l.b] += l.rate.in_bps();
   }
-  // More than every cable together: the hosts' ends never limit the flow.
-  const int64_t unbounded = total + 1;
   const size_t half = order.size() / 2;
   for (size_t i = 0; i < order.size(); ++i) {
     const uint32_t node = t.hosts()[order[i]];
     if (i < half) {
-      add_arc(g, source, node, unbounded);
+      add_arc(g, source, node, own[node]);
     } else {
-      add_arc(g, node, sink, unbounded);
+      add_arc(g, node, sink, own[node]);
     }
   }
   if (half == 0) return BitRate::bps(0);

@@ -58,6 +58,9 @@ class Routes : public EgressSelector {
   // The egress port of host src for a flow to dst with hash `flow_hash`: one
   // of the ports on a shortest path, the same for the same hash.
   uint32_t egress_port(uint32_t src, uint32_t dst, uint64_t flow_hash) const override;
+  bool reachable(uint32_t src, uint32_t dst) const override {
+    return egress_port_count(src, dst) > 0;
+  }
   // Number of equal-cost egress ports of host src towards dst.
   uint32_t egress_port_count(uint32_t src, uint32_t dst) const;
 

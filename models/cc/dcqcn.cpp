@@ -10,14 +10,18 @@ namespace rdmasim {
 // ---- reaction point ----
 
 void Dcqcn::on_start(CcContext& ctx) {
+  read_line_rate(ctx);
+  // No limiter until the first signal (contract 1).
+  rc_ = rt_ = line_bps_;
+  apply_rate(ctx);
+}
+
+void Dcqcn::read_line_rate(const CcContext& ctx) {
   const double line = static_cast<double>(ctx.line_rate().in_bps());
   line_bps_ = line;
   release_bps_ = c_.rpg_max_rate.in_bps() > 0
                      ? std::min(line, static_cast<double>(c_.rpg_max_rate.in_bps()))
                      : line;
-  // No limiter until the first signal (contract 1).
-  rc_ = rt_ = line;
-  apply_rate(ctx);
 }
 
 double Dcqcn::alpha(Time now) const {
@@ -47,7 +51,9 @@ void Dcqcn::signal(CcContext& ctx) {
   ++signals_;
   if (!started_) {
     // The first signal allocates the limiter: alpha and its updates start
-    // (contract 1).
+    // (contract 1), relative to the line rate of the QP's port now (routes
+    // recomputed after a fault may have moved it to another port).
+    read_line_rate(ctx);
     started_ = true;
     alpha_ = static_cast<double>(c_.initial_alpha_value) / 1024.0;
     alpha_at_ = now;

@@ -155,7 +155,10 @@ class Dcqcn : public CongestionControl {
   Time increase_at_ = Time::infinite();
   int64_t bytes_since_cut_ = 0;
   Time last_cnp_;
-  double line_bps_ = 0;     // the port's line rate (on_start; a link keeps its rate)
+  // The QP's port's line rate, read at the start and at each first signal
+  // (a QP may move to another port when routes reconverge).
+  void read_line_rate(const CcContext& ctx);
+  double line_bps_ = 0;     // the port's line rate (read_line_rate)
   double release_bps_ = 0;  // rpg_max_rate, at most line rate
   double rc_ = 0;
   double rt_ = 0;

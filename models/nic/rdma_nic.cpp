@@ -109,27 +109,39 @@ void RdmaNic::set_egress_selector(const EgressSelector* s) {
   const bool repick = egress_ != nullptr && s != nullptr && num_ports() > 1 && !ports_.empty();
   egress_ = s;
   if (!repick) return;
+  std::vector<uint32_t> moved;
+  std::vector<bool> left(ports_.size(), false);  // ports some active QP left
   for (auto& sp : qps_) {
     QueuePair& q = sp->qp;
-    if (!q.connected()) continue;
+    // A destination no port reaches now: the QP stays where it is (its
+    // retries go there, and the routes that come back find it).
+    if (!q.connected() || !egress_->reachable(host_, q.remote_host())) continue;
     const uint32_t to = egress_->egress_port(host_, q.remote_host(), q.flow_hash());
     if (to == q.port()) continue;
     if (sp->active) {
-      // Out of the old port's ring; packets it already queued there (ACKs)
-      // stay and go (or are lost) with that port.
-      PortState& old = *ports_[q.port()];
-      Ring<uint32_t> kept;
-      while (!old.active.empty()) {
-        const uint32_t n = old.active.pop_front();
-        if (n != q.qpn()) kept.push_back(n);
-      }
-      old.active = std::move(kept);
-      old.drop_active(q.data_lane);
+      // Out of the old port's ring (below); packets it already queued there
+      // (ACKs) stay and go, or are lost, with that port.
+      ports_[q.port()]->drop_active(q.data_lane);
+      left[q.port()] = true;
       sp->active = false;
     }
     q.move_to_port(to);
-    activate(q.qpn());
+    moved.push_back(q.qpn());
   }
+  const Time now = ctx().now();
+  for (uint32_t i = 0; i < ports_.size(); ++i) {
+    if (!left[i]) continue;
+    PortState& old = *ports_[i];
+    Ring<uint32_t> kept;
+    while (!old.active.empty()) {
+      const uint32_t n = old.active.pop_front();
+      if (slot(n).qp.port() == i) kept.push_back(n);
+    }
+    old.active = std::move(kept);
+    // Its lanes may wait for credits no longer (PortXmitWait).
+    if (old.fc.credited()) note_credit_waits(old, now);
+  }
+  for (const uint32_t qpn : moved) activate(qpn);
 }
 
 void RdmaNic::post(uint32_t qpn, const WorkRequest& wr) {

@@ -58,6 +58,12 @@ class EgressSelector {
  public:
   virtual ~EgressSelector() = default;
   virtual uint32_t egress_port(uint32_t src_host, uint32_t dst_host, uint64_t flow_hash) const = 0;
+  // Whether any port leads to dst_host (egress_port() then picks among them).
+  virtual bool reachable(uint32_t src_host, uint32_t dst_host) const {
+    (void)src_host;
+    (void)dst_host;
+    return true;
+  }
 };
 
 // A completion queue, in effect: where a QP's completions go (IBA §11.4).

@@ -416,7 +416,7 @@ void Switch::receive(uint32_t port, PacketHandle p) {
   const auto out_port = static_cast<uint32_t>(egress);
   if (hot_.credited && hot_.ports[out_port].link_down) [[unlikely]] {
     hot_.ports[port].fc.on_passed(in_prio, p->wire_bytes);  // credits: its blocks are free
-    const uint8_t out_vl = ib_qos_->sl2vl[p->sl & 15];
+    const uint8_t out_vl = hot_.ib ? ib_qos_->sl2vl[p->sl & 15] : in_prio;
     drop(std::move(p), out_port, out_vl, DropReason::kPortDown);
     return;
   }
@@ -482,7 +482,7 @@ void Switch::leave_pipeline(PacketHandle p) {
   if (hcfg().watchdog.enabled && hcfg().watchdog.action == WatchdogAction::kDrop &&
       ctx().now() < pt.watchdog_until[prio]) {
     why = DropReason::kWatchdog;  // as receive() drops arrivals for a stormed queue
-  } else if (pt.link_down) {
+  } else if (hot_.credited && pt.link_down) {
     why = DropReason::kPortDown;
   }
   if (why == DropReason::kNone) {

@@ -173,10 +173,11 @@ class Switch : public Node, private ControlSink {
   Time pfc_response_delay() const override { return cfg_.pfc.response_delay; }
   void on_link_up(uint32_t port) override;
   // InfiniBand: a switch discards the packets queued for, or routed to, an
-  // output port that is not active (IBA §18.2.4.3); they would otherwise
-  // hold their ingress credits until their head-of-queue lifetime, blocking
-  // flows that never use the dead cable. Ethernet ports keep sending into
-  // the dead cable, where frames are lost (drops.link_down).
+  // output port whose cable is down (IBA §7.2: a port whose link is down
+  // sends no data packets); they would otherwise hold their ingress credits
+  // until their head-of-queue lifetime, blocking flows that never use the
+  // dead cable. Ethernet ports keep sending into the dead cable, where
+  // frames are lost (drops.link_down).
   void on_link_down(uint32_t port) override;
 
   // ---- observation ----

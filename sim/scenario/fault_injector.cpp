@@ -121,13 +121,15 @@ void FaultInjector::on_reconverge() {
   }
   if (!pending_.empty()) ctx().schedule(reconverge_, pending_.front().at);
   for (uint32_t l = 0; l < topo_.links().size(); ++l) topo_.set_link_failed(l, down[l]);
-  routes_.push_back(std::make_unique<Routes>(
-      compute_routes(topo_, sc_.static_routes, routing_engine(sc_.fabric))));
-  const Routes& r = *routes_.back();
+  auto fresh = std::make_unique<Routes>(
+      compute_routes(topo_, sc_.static_routes, routing_engine(sc_.fabric)));
   for (uint32_t id = 0; id < switches_.size(); ++id) {
-    if (switches_[id] != nullptr) switches_[id]->set_forwarding_table(r.table(id));
+    if (switches_[id] != nullptr) switches_[id]->set_forwarding_table(fresh->table(id));
   }
-  for (RdmaNic* n : nics_) n->set_egress_selector(&r);
+  for (RdmaNic* n : nics_) n->set_egress_selector(fresh.get());
+  // Switches copied their tables; NICs now point at these: the set before
+  // is no longer read.
+  routes_ = std::move(fresh);
   ++reconvergences_;
 }
 

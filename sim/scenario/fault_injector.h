@@ -55,7 +55,7 @@ class FaultInjector : public Component {
     std::vector<bool> down;
   };
   std::deque<Pending> pending_;
-  std::vector<std::unique_ptr<Routes>> routes_;  // every table set installed, kept alive
+  std::unique_ptr<Routes> routes_;  // the table set installed last (NICs read it)
   uint64_t reconvergences_ = 0;
   MemberEvent<FaultInjector, &FaultInjector::on_action> action_;
   MemberEvent<FaultInjector, &FaultInjector::on_reconverge> reconverge_;

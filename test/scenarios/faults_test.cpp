@@ -293,10 +293,11 @@ TEST_CASE("InfiniBand: a cable that comes back and goes down again, at once or s
   }
 }
 
-// IBA §18.2.4.3: a switch discards packets for an output port that is not
-// active. Before, they waited there for their head-of-queue lifetime (1 s by
-// default), holding their credits at the ingress: a cable down for good
-// stopped 8 of ib_link_flap's 16 flows, most of which never cross it.
+// IBA §7.2: a port whose link is down sends no data packets, so a switch
+// discards those for it. Before, they waited there for their head-of-queue
+// lifetime (1 s by default), holding their credits at the ingress: a cable
+// down for good stopped 8 of ib_link_flap's 16 flows, most of which never
+// cross it.
 TEST_CASE("InfiniBand: a cable that stays down: packets for it are discarded, every flow ends",
           "[faults][infiniband]") {
   LoadOptions o;
@@ -327,6 +328,8 @@ TEST_CASE("a multi-port NIC moves its QPs off a failed port when routes reconver
     "faults": [{"kind": "link_down", "a": "h0", "b": "L0", "at": "100us"}],
     "stop": {"time": "50ms"}
   })";
+  Time finish;
+  uint64_t events = 0, lost = 0;
   for (const auto& layout : kLayouts) {
     Ran r{load_scenario_text(json, "dualhome"), {}};
     r.result = run_laid_out(r.scenario, layout);
@@ -334,6 +337,15 @@ TEST_CASE("a multi-port NIC moves its QPs off a failed port when routes reconver
     REQUIRE(r.result.status == RunStatus::kComplete);
     CHECK(r.result.flows[0].done);
     CHECK(r.result.link_lost_down > 0);  // what was sent before the routes changed
+    // The move runs between phases: the same results on every layout.
+    if (events == 0) {
+      finish = r.result.flows[0].finish;
+      events = r.result.events;
+      lost = r.result.link_lost_down;
+    }
+    CHECK(r.result.flows[0].finish == finish);
+    CHECK(r.result.events == events);
+    CHECK(r.result.link_lost_down == lost);
   }
 }
 
@@ -468,4 +480,24 @@ TEST_CASE("watchdog: a queue that filled after being empty is timed from then", 
   // all that waits is by 6.3 ms.
   CHECK(watchdog_drops("5.9ms") == 0);
   CHECK(watchdog_drops("6.3ms") > 0);
+}
+
+// A GPU whose only network cable fails reaches no other server: its QPs stay
+// on that port when routes reconverge (they used to move to its NVLink port,
+// whose NVSwitch dropped their packets as unroutable), and end in error.
+TEST_CASE("a QP whose destination no port reaches stays on its port", "[faults]") {
+  const char* json = R"({
+    "fabric": {"link": {"rate": "100Gbps", "delay": "1us"},
+               "nic": {"retransmit_timeout": "100us", "retry_cnt": 2}},
+    "topology": {"kind": "rail_optimized", "sus": 1, "nodes_per_su": 2, "gpus_per_node": 2,
+                 "rails": 2, "ufm": false, "reconvergence_delay": "10us"},
+    "traffic": [{"kind": "flow", "src": "su0.node0.gpu0", "dst": "su0.node1.gpu0", "size": "4MB"}],
+    "faults": [{"kind": "link_down", "a": "su0.node0.gpu0", "b": "su0.rail0", "at": "100us"}],
+    "stop": {"time": "20ms"}
+  })";
+  const Ran r = run_text(json);
+  CHECK(r.result.status == RunStatus::kQpError);
+  CHECK(r.result.link_lost_down > 0);
+  CHECK(r.result.drops_no_route == 0);
+  CHECK(r.result.total_drops() == r.result.link_lost_down);
 }
