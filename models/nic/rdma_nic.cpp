@@ -92,6 +92,8 @@ void RdmaNic::setup() {
       ports_.back()->pause_ignored_span = ports_.back()->auto_headroom / l->rate();
     }
     port(i).set_state_hint(ports_.back().get());
+    // A cable failed from the start (topology.failed_links) is down already.
+    if (ports_.back()->fc.credited() && l != nullptr && !l->up()) ports_.back()->link_down = true;
   }
   // Work posted before setup starts now.
   for (auto& s : qps_) activate(s->qp.qpn());
@@ -182,9 +184,12 @@ PacketHandle RdmaNic::next_packet(uint32_t port_index) {
   PortState& ps = *ports_[port_index];
   const Time now = ctx().now();
   // PFC frames are MAC control frames: never paused, ahead of everything.
-  if (!ps.pfc_out.empty()) return ps.pfc_out.pop_front();
-  if (ps.fc.credited()) [[unlikely]]
+  // (Not on an InfiniBand cable that is down: nothing leaves then.)
+  if (!ps.pfc_out.empty() && !ps.link_down) return ps.pfc_out.pop_front();
+  if (ps.fc.credited()) [[unlikely]] {
+    if (ps.link_down) return {};  // until on_link_up
     note_credit_waits(ps, now);
+  }
   Time blocked_until = Time::infinite();
   // InfiniBand with frames on two or more VLs (data of QPs on several, or
   // ACKs on another VL than the data): the VL arbiter (IBA 7.6.9) picks
@@ -351,6 +356,12 @@ int RdmaNic::choose_vl(PortState& ps, Time now, bool with_control) {
 // then), a control packet's VL when its first one does not fit.
 void RdmaNic::note_credit_waits(PortState& ps, Time now) {
   uint32_t waiting = 0;
+  if (ps.link_down) {
+    // Nothing waits for credits on a dead cable: the open waits close.
+    for (uint32_t m = ps.fc.waiting_mask(); m != 0; m &= m - 1)
+      ps.fc.note_waiting(static_cast<uint8_t>(__builtin_ctz(m)), false, now);
+    return;
+  }
   // The lanes of QPs with data to send (on one lane, that lane).
   uint32_t data = 0;
   if ((ps.data_lanes & (ps.data_lanes - 1)) == 0) {
@@ -573,8 +584,16 @@ void RdmaNic::emit_link_control(uint32_t port_index, PacketHandle frame) {
   port(port_index).wake();
 }
 
+void RdmaNic::on_link_down(uint32_t port_index) {
+  PortState& ps = *ports_[port_index];
+  if (!ps.fc.credited()) return;
+  ps.link_down = true;
+  note_credit_waits(ps, ctx().now());
+}
+
 void RdmaNic::on_link_up(uint32_t port_index) {
   PortState& ps = *ports_[port_index];
+  ps.link_down = false;
   if (!ps.fc.credited()) return;
   // Flow-control packets made before the restart and not sent yet carry
   // the old counts: the new ones replace them.

@@ -201,6 +201,11 @@ class RdmaNic : public Node, private ControlSink {
   Time next_pull(uint32_t port, Time frame_end) const override;
   Time pfc_response_delay() const override { return cfg_.pfc_response_delay; }
   void on_link_up(uint32_t port) override;
+  // InfiniBand: a port whose cable is down sends nothing (IBA §7.2: no data
+  // packets while the link is down) and waits for no credits (PortXmitWait);
+  // what it has waits for the cable. Ethernet ports send into the dead
+  // cable, where frames are lost.
+  void on_link_down(uint32_t port) override;
 
   // QPNs 0 and 1 are reserved (IBA §10.2.4: QP0/QP1 special QPs).
   static constexpr uint32_t kFirstQpn = 2;
@@ -326,6 +331,7 @@ class RdmaNic : public Node, private ControlSink {
     std::vector<Ring<PacketHandle>> control;  // ACK/NAK/CNP by priority (lane)
     uint16_t control_mask = 0;                // bit p: control[p] is not empty
     Ring<PacketHandle> pfc_out;               // link control frames to send (PFC or credits)
+    bool link_down = false;                   // InfiniBand: the cable is down (on_link_down)
     PortFlowControl fc;                       // PFC or credits on this port's cable, both ways
     // The largest data packet of the port's format: what credits must cover
     // before one is built (a WRITE-only with immediate carries the most).

@@ -132,7 +132,8 @@ void read_failed_links(JsonReader& r, Topology& t) {
 }
 
 // routes: [{"at": SWITCH, "dst": HOST or [HOSTS], "via": [NEIGHBOURS]} or "ports": [N]]
-void read_static_routes(JsonReader& r, const Topology& t, std::vector<StaticRoute>& out) {
+void read_static_routes(JsonReader& r, const Topology& t, bool infiniband,
+                        std::vector<StaticRoute>& out) {
   for (JsonReader& e : r.objects("routes")) {
     const uint32_t at = node_named(e, "at", t);
     if (t.node(at).kind != NodeKind::kSwitch)
@@ -178,6 +179,15 @@ void read_static_routes(JsonReader& r, const Topology& t, std::vector<StaticRout
         }
         ports.push_back(static_cast<uint32_t>(list[i]->get<uint64_t>()));
       }
+    }
+    // An InfiniBand switch's linear forwarding table gives one output port
+    // per destination LID (IBA §18.2.4.3.2): no spreading among several.
+    if (infiniband && ports.size() > 1) {
+      const char* key = e.has("via") ? "via" : "ports";
+      e.fail(key,
+             std::to_string(ports.size()) + " ports of \"" + t.node(at).name +
+                 "\" on InfiniBand, where a forwarding table entry is one port",
+             "one neighbour over one cable, or one port");
     }
     e.finish();
     for (uint32_t dst : dsts) out.push_back(StaticRoute{at, dst, ports});
@@ -274,7 +284,7 @@ TopologyInfo read_topology(JsonReader r, const FabricConfig& f, Topology& t,
   check_node_count(t.num_hosts(), t.nodes().size() - t.num_hosts());
   read_failed_links(r, t);
   reconvergence = r.time("reconvergence_delay");
-  read_static_routes(r, t, static_routes);
+  read_static_routes(r, t, f.transport == Transport::kInfiniband, static_routes);
   if (f.transport == Transport::kInfiniband && r.has("priority_rewrite")) {
     throw ScenarioError(
         r.path_of("priority_rewrite") +

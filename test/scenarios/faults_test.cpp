@@ -501,3 +501,37 @@ TEST_CASE("a QP whose destination no port reaches stays on its port", "[faults]"
   CHECK(r.result.drops_no_route == 0);
   CHECK(r.result.total_drops() == r.result.link_lost_down);
 }
+
+// IBA §7.2: a port whose link is down sends no data packets. h0's NIC used
+// to keep sending into the dead cable until its credits ran out and then
+// counted the rest of the 50 us outage as PortXmitWait (48.3 us); now it
+// sends nothing while the cable is down, and waits only for the switch's
+// first grant after it comes back (a cable's delay, 1 us, and a little).
+TEST_CASE("InfiniBand: a NIC port whose cable is down sends nothing and counts no PortXmitWait",
+          "[faults][infiniband]") {
+  const char* json = R"({
+    "fabric": {"transport": "infiniband", "mtu": 4096, "link": {"rate": "EDR", "delay": "1us"},
+               "nic": {"retransmit_timeout": "100us"}},
+    "topology": {"kind": "graph", "hosts": ["h0", "h1"], "switches": ["A"],
+                 "links": [{"a": "h0", "b": "A"}, {"a": "A", "b": "h1"}]},
+    "traffic": [{"kind": "flow", "src": "h0", "dst": "h1", "size": "4MB"}],
+    "faults": [{"kind": "link_down", "a": "h0", "b": "A", "at": "100us", "until": "150us"}],
+    "output": {"window": {"start": "100.001us", "end": "149.999us"}}
+  })";
+  const Ran r = run_text(json);
+  REQUIRE(r.result.status == RunStatus::kComplete);
+  Time h0_wait;
+  for (const auto& w : r.result.ib_xmit_wait) {
+    if (r.scenario.topology.node(w.node).name == "h0") h0_wait += w.wait;
+  }
+  CHECK(h0_wait < Time::us(2));
+  // From just after the failure to just before the return, h0 sends nothing
+  // (it sent until its credits ran out, about 104 us).
+  bool seen = false;
+  for (const LinkResult& l : r.result.links) {
+    if (r.scenario.topology.node(l.from).name != "h0") continue;
+    seen = true;
+    CHECK(l.window_frames == 0);
+  }
+  CHECK(seen);
+}
