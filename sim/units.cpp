@@ -66,7 +66,10 @@ enum class Fit { kOk, kFraction, kTooLarge };
 
 // mantissa * 10^exp10 * scale as an exact int64.
 Fit scale_exact(const Decimal& d, int64_t scale, int64_t& out) {
-  i128 v = d.mantissa * scale;
+  // Up to 31 significant digits times a unit of up to 10^15 may exceed 128
+  // bits: such a value is too large for any quantity here.
+  i128 v = 0;
+  if (__builtin_mul_overflow(d.mantissa, static_cast<i128>(scale), &v)) return Fit::kTooLarge;
   int e = d.exp10;
   for (; e > 0; --e) {
     v *= 10;

@@ -39,6 +39,13 @@ uint32_t uplinks_for(const FatTreeConfig& c) {
   const double exact =
       c.hosts_per_leaf * bps(c.host_link.rate) / (c.oversubscription * bps(c.leaf_link.rate));
   const double rounded = std::round(exact);
+  if (rounded > 1'000'000) {  // uplinks_per_leaf's own maximum
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%g:1 needs %g", c.oversubscription, exact);
+    throw TopologyError(
+        "oversubscription",
+        std::string(buf) + " uplinks per leaf (expected a ratio that needs at most 1000000)");
+  }
   if (rounded < 1 || std::abs(exact - rounded) > 1e-9 * exact) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%g", c.oversubscription);

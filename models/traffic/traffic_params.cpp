@@ -213,11 +213,6 @@ const ParamTable& sweep_params() {
         .required()
         .doc("the last size at most (nccl-tests -e); at least min_bytes")
         .source("nccl-tests: -e, --maxbytes");
-    f.add("step_factor", ParamKind::kInt)
-        .range(2, 1024)
-        .def(int64_t{2})
-        .doc("each size is the one before times this (nccl-tests -f; not with step_bytes)")
-        .source("nccl-tests: -f, --stepfactor");
     f.add("step_bytes", ParamKind::kBytes)
         .min(Bytes(1))
         .optional("sizes by step_factor")
@@ -225,6 +220,12 @@ const ParamTable& sweep_params() {
             "each size is the one before plus this, instead of times step_factor (nccl-tests -i "
             "with -f 1)")
         .source("nccl-tests: -i, --stepbytes");
+    f.add("step_factor", ParamKind::kInt)
+        .range(2, 1024)
+        .def(int64_t{2})
+        .when_absent("step_bytes")
+        .doc("each size is the one before times this (nccl-tests -f; not with step_bytes)")
+        .source("nccl-tests: -f, --stepfactor");
     f.add("iters", ParamKind::kInt)
         .range(1, 1'000'000)
         .def(int64_t{20})

@@ -238,7 +238,7 @@ Args parse(const std::string& command, int argc, char** argv) {
     const bool digits =
         !s.empty() && s.size() <= 19 && s.find_first_not_of("0123456789") == std::string::npos;
     if (!digits) {
-      throw ScenarioError("--seed: \"" + s +
+      throw ScenarioError("--seed: \"" + clip(s) +
                           "\" is not a seed (expected an integer from 0 to 9223372036854775807)");
     }
     a.seed = std::stoull(s);
@@ -250,7 +250,7 @@ Args parse(const std::string& command, int argc, char** argv) {
         !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
     const int n = digits ? std::stoi(s) : 0;
     if (n < 1 || n > 64) {
-      throw ScenarioError(std::string("--") + option + ": \"" + s + "\" is not a " + what +
+      throw ScenarioError(std::string("--") + option + ": \"" + clip(s) + "\" is not a " + what +
                           " count (expected an integer from 1 to 64)");
     }
     return static_cast<uint32_t>(n);
@@ -532,7 +532,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (find_command(command) == nullptr) {
-    return bad_input("unknown command \"" + command +
+    return bad_input("unknown command \"" + clip(command) +
                      "\" (expected run, validate, resolve, topo, describe, schema, --version or "
                      "--help)");
   }
@@ -550,7 +550,7 @@ int main(int argc, char** argv) {
     std::cerr << "rdmasim: error: " << e.what() << "\n";
     return kExitOutput;
   } catch (const po::error& e) {
-    return bad_input(std::string(e.what()) + " (see rdmasim --help)");
+    return bad_input(clip(e.what(), 300) + " (see rdmasim --help)");
   } catch (const std::bad_alloc&) {
     std::cerr << "rdmasim: error: out of memory\n";
     return kExitInternal;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "sim/scenario/input_limits.h"
 #include "sim/scenario/json_reader.h"
 #include "sim/scenario/scenario_error.h"
 #include "sim/scenario/scenario_params.h"
@@ -181,6 +182,10 @@ std::string default_text(const Param& p) {
 }
 
 ParamNode find_param(const std::string& path) {
+  if (path.size() > 256) {  // no parameter's path is near this: keep the line short
+    throw ScenarioError("describe: \"" + clip(path) +
+                        "\" is not a parameter path (expected e.g. fabric.nic.timeout)");
+  }
   ParamNode node;
   for (const std::string& seg : split_path(path)) node.path += (node.path.empty() ? "" : ".") + seg;
   const ParamTable* table = &scenario_params();
@@ -289,12 +294,13 @@ std::string describe_markdown(const ParamNode& node, const std::string& group,
   };
   if (!group.empty() && std::none_of(t.params().begin(), t.params().end(),
                                      [&](const Param& p) { return p.group == group; })) {
-    throw ScenarioError("describe: " + node.path + ": no parameter is in group \"" + group + "\"");
+    throw ScenarioError("describe: " + (node.path.empty() ? "(every parameter)" : node.path) +
+                        ": no parameter is in group \"" + clip(group) + "\"");
   }
   if (!exclude.empty() && std::none_of(t.params().begin(), t.params().end(),
                                        [&](const Param& p) { return p.group == exclude; })) {
-    throw ScenarioError("describe: " + node.path + ": no parameter is in group \"" + exclude +
-                        "\"");
+    throw ScenarioError("describe: " + (node.path.empty() ? "(every parameter)" : node.path) +
+                        ": no parameter is in group \"" + clip(exclude) + "\"");
   }
   for (const Param& p : t.params()) row(p);
   for (const Param& p : t.params()) {

@@ -19,8 +19,10 @@ void read_switch(JsonReader r, SwitchConfig& s) {
       r.fail("dscp_map", show(*m) + " is not an object", "e.g. {\"26\": 3, \"48\": 6}");
     for (const auto& [k, v] : m->items()) {
       const std::string path = r.path_of("dscp_map") + "." + k;
-      const bool digits =
-          !k.empty() && k.size() <= 2 && k.find_first_not_of("0123456789") == std::string::npos;
+      // No leading zero: "03" and "3" would name one DSCP twice.
+      const bool digits = !k.empty() && k.size() <= 2 &&
+                          k.find_first_not_of("0123456789") == std::string::npos &&
+                          (k.size() == 1 || k[0] != '0');
       if (!digits || std::stoi(k) > 63)
         throw ScenarioError(path + ": \"" + k + "\" is not a DSCP (expected 0 to 63)");
       if (!v.is_number_unsigned() || v.get<uint64_t>() > 7) {
@@ -276,7 +278,8 @@ constexpr RoceOnlyKey kRoceOnlyKeys[] = {
 void reject_pfc_keys(JsonReader& r) {
   for (const RoceOnlyKey& k : kRoceOnlyKeys) {
     const nlohmann::json* o = r.raw(k.object);
-    if (o == nullptr || !o->is_object() || !o->contains(k.key)) continue;
+    // null is absent, as everywhere in a scenario.
+    if (o == nullptr || !o->is_object() || !o->contains(k.key) || o->at(k.key).is_null()) continue;
     throw ScenarioError(r.path_of(k.object) + "." + k.key +
                         ": applies to transport \"roce_v2\" only (expected no " + k.key + ": " +
                         k.why + ")");

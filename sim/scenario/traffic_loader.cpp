@@ -361,11 +361,13 @@ void read_sweep(JsonReader& r, CollectiveSpec& c, int64_t unit) {
   JsonReader w = r.object("sweep");
   const int64_t lo = w.bytes("min_bytes").count();
   const int64_t hi = w.bytes("max_bytes").count();
-  const auto factor = w.integer("step_factor");
   const bool by_bytes = w.has("step_bytes");
   if (by_bytes && w.has("step_factor")) {
     w.fail("step_bytes", "is given with step_factor", "one of step_factor and step_bytes");
   }
+  // Read (and so resolved) only when it applies: a resolved sweep by
+  // step_bytes must load again.
+  const int64_t factor = by_bytes ? 0 : w.integer("step_factor");
   const int64_t step = by_bytes ? w.bytes("step_bytes").count() : 0;
   c.sweep_iters = static_cast<uint32_t>(w.integer("iters"));
   c.warmup_iters = static_cast<uint32_t>(w.integer("warmup_iters"));

@@ -116,3 +116,29 @@ TEST_CASE("event records follow the trace unless set", "[quick][scenario]") {
   CHECK(asked.output.pfc_events);
   CHECK_FALSE(asked.output.drop_events);
 }
+
+// The resolved scenario loads again to the same scenario: a collective
+// sweep by step_bytes used to resolve with step_factor beside it, which the
+// loader refuses ("is given with step_factor").
+TEST_CASE("a sweep by step_bytes resolves to a scenario that loads again", "[quick][scenario]") {
+  const Scenario sc = load_scenario_text(R"({
+    "topology": {"kind": "star", "hosts": 4},
+    "traffic": [{"kind": "collective", "op": "all_gather",
+                 "sweep": {"min_bytes": 1024, "max_bytes": 4096, "step_bytes": 1024}}]
+  })",
+                                         "sweep");
+  CHECK(sc.resolved_json.find("step_factor") == std::string::npos);
+  const Scenario again = load_scenario_text(sc.resolved_json, "sweep");
+  CHECK(again.hash == sc.hash);
+}
+
+// On InfiniBand a RoCE-only key set to null is absent, as null is
+// everywhere in a scenario (it was refused as if given).
+TEST_CASE("null RoCE-only keys are absent on InfiniBand", "[quick][scenario]") {
+  const Scenario sc = load_scenario_text(R"({
+    "fabric": {"transport": "infiniband", "switch": {"pfc": null, "ecn": null}},
+    "topology": {"kind": "star", "hosts": 2}
+  })",
+                                         "ib_null");
+  CHECK(sc.fabric.transport == Transport::kInfiniband);
+}
